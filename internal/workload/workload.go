@@ -1,0 +1,185 @@
+// Package workload holds the contracts between a benchmark workload (what to
+// run), a database package (where and how it is sent) and the engine (when and
+// how many). A workload never names a database; a database never names a
+// transaction; the engine names neither.
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Mode is how a virtual user's transactions travel to the database. Every
+// mode runs exactly the same transaction logic with the same inputs; only the
+// number of round trips and the work the server repeats per statement differ.
+type Mode int
+
+const (
+	// ModeProcedure sends one call of a server-side procedure or function per
+	// transaction: one round trip (plus BEGIN/COMMIT where the driver sends
+	// them). The server parses the routine once; the client only makes inputs.
+	// Needs a database with stored procedures (not SQLite).
+	ModeProcedure Mode = iota + 1
+	// ModeClient sends every statement as its own round trip with the values
+	// written into the SQL text as literals (HammerDB's "no stored
+	// procedures"). The server parses and plans every statement every time.
+	ModeClient
+	// ModePrepared sends every statement as its own round trip as a prepared
+	// statement with bound parameters, prepared once per connection. Parsing
+	// is paid once; round trips are the same as ModeClient.
+	ModePrepared
+	// ModePipeline batches client statements into as few round trips as their
+	// dependencies allow. Reserved: no database implements it yet.
+	ModePipeline
+)
+
+var modeNames = map[Mode]string{
+	ModeProcedure: "procedure",
+	ModeClient:    "client",
+	ModePrepared:  "prepared",
+	ModePipeline:  "pipeline",
+}
+
+func (m Mode) String() string {
+	if s, ok := modeNames[m]; ok {
+		return s
+	}
+	return fmt.Sprintf("mode(%d)", int(m))
+}
+
+// Modes lists every mode in documentation order.
+func Modes() []Mode { return []Mode{ModeProcedure, ModeClient, ModePrepared, ModePipeline} }
+
+// ParseMode turns a --mode value into a Mode.
+func ParseMode(s string) (Mode, error) {
+	for m, name := range modeNames {
+		if strings.EqualFold(s, name) {
+			return m, nil
+		}
+	}
+	return 0, fmt.Errorf("unknown mode %q: use procedure, client, prepared or pipeline", s)
+}
+
+// Expected outcomes of a transaction, matched with errors.Is.
+var (
+	// ErrUserAbort marks a rollback the workload asked for (TPC-C's 1%
+	// New-Order with an unused item). It counts as a completed transaction.
+	ErrUserAbort = errors.New("user abort")
+	// ErrRetry marks a conflict the database resolved by aborting us
+	// (deadlock, serialization failure, SQLite busy). Retrying the same
+	// inputs may succeed. Database packages wrap their errors so that
+	// errors.Is(err, ErrRetry) holds.
+	ErrRetry = errors.New("retryable conflict")
+	// ErrNoRows is returned by Row.Scan when a query found nothing.
+	ErrNoRows = errors.New("no rows")
+	// ErrNoSchema is returned when a statement needs a table that does not
+	// exist: the schema was never built, or was dropped.
+	ErrNoSchema = errors.New("schema not built")
+)
+
+// TxOptions tells the database what a transaction will do, so it can pick
+// the cheapest correct way to run it (SQLite: BEGIN IMMEDIATE for writers so
+// they never fail on a lock upgrade; BEGIN DEFERRED for readers).
+type TxOptions struct {
+	ReadOnly bool
+}
+
+// Row is one result row. Portable scan targets are *int64, *float64, *string
+// and *any (use *any for nullable or display-only columns such as dates).
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Rows is a result set; always Close it.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+// Conn is one virtual user's session. Statements are referred to by name;
+// the database package owns their text (native placeholders) and how they
+// travel (Mode). Arguments are int64, float64, string or nil.
+type Conn interface {
+	Mode() Mode
+	Exec(ctx context.Context, stmt string, args ...any) (int64, error)
+	QueryRow(ctx context.Context, stmt string, args ...any) Row
+	Query(ctx context.Context, stmt string, args ...any) (Rows, error)
+	// InTx runs fn inside BEGIN…COMMIT; it rolls back when fn returns an
+	// error and returns that error (wrapped errors keep their identity).
+	InTx(ctx context.Context, opts TxOptions, fn func(ctx context.Context) error) error
+	Close(ctx context.Context) error
+}
+
+// TxType is one transaction type of a workload's mix.
+type TxType struct {
+	Name   string        // short name, as HammerDB calls it: "neword"
+	Weight int           // cards of this type in one deck
+	Keying time.Duration // fixed keying time before the transaction (--keying-thinking)
+	Think  time.Duration // mean think time after it (negative exponential)
+}
+
+// Table is one table's initial population, produced in batches. Batch i is a
+// pure function of the workload's seed and i, so batches can be generated in
+// any order, on any goroutine, and again identically.
+type Table struct {
+	Name    string
+	Columns []string
+	Batches int
+	Rows    int64 // total rows over all batches, for progress
+	// Fill appends the rows of batch i to buf[:0] and returns it.
+	Fill func(i int, buf [][]any) [][]any
+}
+
+// Check is one consistency condition. The database package defines the
+// statement "check.<ID>", which returns one integer: the number of violations.
+type Check struct {
+	ID   string // "1".."12"
+	Desc string
+	// Skip, when set, is asked before the check runs; a non-empty answer is
+	// the reason the condition does not apply to this database state.
+	Skip func(ctx context.Context, c Conn) (string, error)
+}
+
+// Workload is what to run, independent of any database.
+type Workload interface {
+	Name() string // "tpcc"; also the sql/<name>/ folder of each database package
+	Validate() error
+	// Tables is the initial population in load order.
+	Tables() []Table
+	Mix() []TxType
+	// Statements names every statement the workload uses in mode m; every
+	// database that supports m defines exactly these (plus checks).
+	Statements(m Mode) []string
+	Checks() []Check
+	// Attach reads what a run needs from a built schema (scale, load-time
+	// constants). It fails with ErrNoSchema when there is none.
+	Attach(ctx context.Context, c Conn) error
+	// NewTerminal makes virtual user vu's state (of vus in all): home
+	// warehouse, deck, random source. Called after Attach.
+	NewTerminal(vu, vus int, seed uint64) Terminal
+}
+
+// Terminal is one virtual user's source of transactions.
+type Terminal interface {
+	// Next draws the next transaction from the deck with fresh inputs.
+	Next() Txn
+}
+
+// Txn is one transaction with its inputs drawn. Run may be called again with
+// the same inputs after it failed with ErrRetry.
+type Txn interface {
+	Kind() int // index into Workload.Mix()
+	Run(ctx context.Context, c Conn) error
+}
+
+// Meter is implemented by workloads with a business counter read from the
+// database, such as TPC-C's new orders (Σ d_next_o_id).
+type Meter interface {
+	MeterName() string // "NOPM"
+	Meter(ctx context.Context, c Conn) (int64, error)
+}
