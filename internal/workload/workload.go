@@ -149,7 +149,9 @@ type Check struct {
 type Workload interface {
 	Name() string // "tpcc"; also the sql/<name>/ folder of each database package
 	Validate() error
-	// Tables is the initial population in load order.
+	// Tables is the initial population in load order. The last table is
+	// loaded only after every other one is complete, so it can serve as the
+	// marker of a finished build.
 	Tables() []Table
 	Mix() []TxType
 	// Statements names every statement the workload uses in mode m; every
@@ -182,4 +184,10 @@ type Txn interface {
 type Meter interface {
 	MeterName() string // "NOPM"
 	Meter(ctx context.Context, c Conn) (int64, error)
+}
+
+// Scaler is implemented by workloads with a scale factor to report, such as
+// TPC-C's warehouses. After Attach it reports the built schema's scale.
+type Scaler interface {
+	Scale() (unit string, n int) // ("warehouses", 4)
 }

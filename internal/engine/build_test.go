@@ -1,0 +1,60 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+func TestLoadCoversEveryBatchOnceAndMarkerLast(t *testing.T) {
+	mk := func(name string, batches int) workload.Table {
+		return workload.Table{Name: name, Batches: batches, Rows: int64(batches),
+			Fill: func(i int, buf [][]any) [][]any { return append(buf, []any{int64(i)}) }}
+	}
+	for _, workers := range []int{1, 2, 3, 8} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			tables := []workload.Table{mk("a", 7), mk("b", 1), mk("c", 20), mk("meta", 2)}
+			var mu sync.Mutex
+			seen := map[string]int{}
+			order := []string{}
+			load := func(_ context.Context, tb *workload.Table, rows [][]any) error {
+				mu.Lock()
+				defer mu.Unlock()
+				for _, r := range rows {
+					seen[fmt.Sprintf("%s/%d", tb.Name, r[0])]++
+				}
+				order = append(order, tb.Name)
+				return nil
+			}
+			prog := NewBuildProgress(tables)
+			if err := Load(t.Context(), tables, workers, load, prog); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != 30 || prog.Loaded() != 30 || prog.Total != 30 {
+				t.Errorf("distinct batches %d, loaded %d of %d; want 30", len(seen), prog.Loaded(), prog.Total)
+			}
+			for k, n := range seen {
+				if n != 1 {
+					t.Errorf("%s loaded %d times", k, n)
+				}
+			}
+			if order[len(order)-1] != "meta" || order[len(order)-2] != "meta" {
+				t.Errorf("marker table not last: %v", order)
+			}
+		})
+	}
+}
+
+func TestLoadStopsOnFirstError(t *testing.T) {
+	boom := errors.New("disk full")
+	tables := []workload.Table{{Name: "x", Batches: 100, Rows: 100,
+		Fill: func(i int, buf [][]any) [][]any { return append(buf, []any{i}) }}}
+	err := Load(t.Context(), tables, 2, func(context.Context, *workload.Table, [][]any) error { return boom }, nil)
+	if !errors.Is(err, boom) || err.Error() != "load x: disk full" {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,432 @@
+// Package engine drives virtual users: it decides when transactions start,
+// how many run, what counts, and when to stop. It knows no workload and no
+// database by name; both come in through the workload contracts and the
+// callbacks of a Plan.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/metrics"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// Phase is where a run is.
+type Phase int32
+
+const (
+	PhaseConnect Phase = iota // opening sessions
+	PhaseRampup               // running, not counted
+	PhaseMeasure              // running, counted
+	PhaseStop                 // no new transactions; in-flight ones finish
+)
+
+func (p Phase) String() string {
+	return [...]string{"connect", "ramp-up", "measure", "stop"}[p]
+}
+
+// Plan is everything a run needs. Times are wall-clock durations.
+type Plan struct {
+	VUs      int
+	Rampup   time.Duration // warm-up, not counted (timed runs only)
+	Duration time.Duration // measured interval (timed runs)
+	// Iterations, when > 0, makes each VU run exactly this many transactions
+	// and stop (HammerDB's test driver); the whole run is measured.
+	Iterations     int
+	KeyingThinking bool // sleep the mix's keying and think times
+	MaxRetries     int  // extra attempts after a retryable conflict
+	Seed           uint64
+	Mix            []workload.TxType
+
+	// Connect opens VU vu's session (vu is 0-based).
+	Connect func(ctx context.Context, vu int) (workload.Conn, error)
+	// Terminal makes VU vu's transaction source.
+	Terminal func(vu int) workload.Terminal
+	// Probe reads counters at the start and at the end of the measured
+	// interval (new orders, database commits…). It gets a context that is
+	// never cancelled by an interrupt, so the end is always read.
+	Probe func(ctx context.Context) (map[string]int64, error)
+}
+
+// ErrorCount is one distinct error message and how often it happened.
+type ErrorCount struct {
+	Message string `json:"message"`
+	Count   int64  `json:"count"`
+}
+
+// Result is what a run measured.
+type Result struct {
+	Start        time.Time
+	MeasureStart time.Time
+	MeasureEnd   time.Time
+	End          time.Time
+	Interrupted  bool // stopped by the caller's context before its end
+	Before       map[string]int64
+	After        map[string]int64
+	Stats        metrics.Set // measured interval only, per mix type
+	Errors       []ErrorCount
+}
+
+// Measured is the length of the measured interval.
+func (r *Result) Measured() time.Duration { return r.MeasureEnd.Sub(r.MeasureStart) }
+
+// Delta is After[k] − Before[k], and whether both were read.
+func (r *Result) Delta(k string) (int64, bool) {
+	a, ok1 := r.Before[k]
+	b, ok2 := r.After[k]
+	return b - a, ok1 && ok2
+}
+
+// Live is read by progress displays while a run goes on. All fields are
+// updated atomically.
+type Live struct {
+	phase     atomic.Int32
+	completed atomic.Int64 // transactions completed in any phase
+	measured  atomic.Int64 // transactions completed in the measured interval
+	errors    atomic.Int64
+	started   atomic.Int64 // UnixNano of the current phase's start
+	perKind   []atomic.Int64
+}
+
+// Phase returns the current phase and when it started.
+func (l *Live) Phase() (Phase, time.Time) {
+	return Phase(l.phase.Load()), time.Unix(0, l.started.Load())
+}
+
+// Completed is the number of transactions completed so far (all phases).
+func (l *Live) Completed() int64 { return l.completed.Load() }
+
+// Measured is the number of transactions completed in the measured interval.
+func (l *Live) Measured() int64 { return l.measured.Load() }
+
+// Errors is the number of failed transactions so far.
+func (l *Live) Errors() int64 { return l.errors.Load() }
+
+// Kind is the number of transactions of mix type i completed so far.
+func (l *Live) Kind(i int) int64 { return l.perKind[i].Load() }
+
+func (l *Live) setPhase(p Phase, at time.Time) {
+	l.started.Store(at.UnixNano())
+	l.phase.Store(int32(p))
+}
+
+// Validate checks a plan for impossible values, with one-line messages in
+// the words of the command-line options.
+func (p *Plan) Validate() error {
+	switch {
+	case p.VUs < 1:
+		return errors.New("--vus must be at least 1")
+	case p.Iterations < 0:
+		return errors.New("--iterations must not be negative")
+	case p.Iterations == 0 && p.Duration <= 0:
+		return errors.New("--duration must be positive")
+	case p.Rampup < 0:
+		return errors.New("--rampup must not be negative")
+	case p.MaxRetries < 0:
+		return errors.New("--max-retries must not be negative")
+	case len(p.Mix) == 0:
+		return errors.New("engine: empty transaction mix")
+	}
+	return nil
+}
+
+// NewLive makes the live counters for a plan; pass it to Run.
+func NewLive(p *Plan) *Live {
+	return &Live{perKind: make([]atomic.Int64, len(p.Mix))}
+}
+
+// Run executes the plan. Cancelling ctx stops the run early: no new
+// transactions start, the ones in flight finish (they are not counted), and
+// the result covers what was measured until then, with Interrupted set.
+// A failure to connect or to probe ends the run with an error; errors inside
+// transactions are counted and the VU goes on.
+func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if live == nil {
+		live = NewLive(p)
+	}
+	background := context.WithoutCancel(ctx)
+	res := &Result{Start: time.Now()}
+	live.setPhase(PhaseConnect, res.Start)
+
+	conns := make([]workload.Conn, p.VUs)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				_ = c.Close(background)
+			}
+		}
+	}()
+	for i := range conns {
+		c, err := p.Connect(ctx, i)
+		if err != nil {
+			if ctx.Err() != nil {
+				res.Interrupted = true
+				res.End = time.Now()
+				return res, nil
+			}
+			return nil, fmt.Errorf("connect virtual user %d: %w", i+1, err)
+		}
+		conns[i] = c
+	}
+
+	vus := make([]*vu, p.VUs)
+	for i := range vus {
+		vus[i] = &vu{
+			id: i, plan: p, live: live, conn: conns[i], term: p.Terminal(i),
+			stats: metrics.NewSet(len(p.Mix)),
+			rng:   rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
+		}
+	}
+
+	// stop ends the VUs' loops; transactions in flight run on a context that
+	// is not cancelled, so they finish normally.
+	loopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+
+	var wg sync.WaitGroup
+	start := time.Now()
+	timed := p.Iterations == 0
+	if timed && p.Rampup > 0 {
+		live.setPhase(PhaseRampup, start)
+	} else {
+		if err := beginMeasure(background, p, live, res); err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range vus {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v.loop(loopCtx, background)
+		}()
+	}
+	allDone := make(chan struct{})
+	go func() { wg.Wait(); close(allDone) }()
+
+	if timed {
+		if p.Rampup > 0 {
+			select {
+			case <-time.After(p.Rampup):
+				if err := beginMeasure(background, p, live, res); err != nil {
+					stop()
+					<-allDone
+					return nil, err
+				}
+			case <-ctx.Done():
+			case <-allDone:
+			}
+		}
+		if live.phaseIs(PhaseMeasure) {
+			select {
+			case <-time.After(p.Duration):
+			case <-ctx.Done():
+			case <-allDone:
+			}
+		}
+	} else {
+		select {
+		case <-allDone:
+		case <-ctx.Done():
+		}
+	}
+	res.Interrupted = ctx.Err() != nil
+	measured := live.phaseIs(PhaseMeasure)
+	end := time.Now()
+	live.setPhase(PhaseStop, end)
+	stop()
+	var probeErr error
+	if measured {
+		// In iterations mode every VU has finished: nothing is in flight.
+		// In a timed run the transactions in flight now are not counted.
+		res.MeasureEnd = end
+		res.After, probeErr = probe(background, p)
+	}
+	<-allDone
+	res.End = time.Now()
+
+	res.Stats = metrics.NewSet(len(p.Mix))
+	errs := map[string]int64{}
+	for _, v := range vus {
+		res.Stats.Merge(v.stats)
+		for m, n := range v.errs {
+			errs[m] += n
+		}
+	}
+	res.Errors = sortErrors(errs)
+	if probeErr != nil {
+		return res, probeErr
+	}
+	return res, nil
+}
+
+func (l *Live) phaseIs(p Phase) bool { return Phase(l.phase.Load()) == p }
+
+func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result) error {
+	before, err := probe(ctx, p)
+	if err != nil {
+		return err
+	}
+	res.Before = before
+	res.MeasureStart = time.Now()
+	live.setPhase(PhaseMeasure, res.MeasureStart)
+	return nil
+}
+
+func probe(ctx context.Context, p *Plan) (map[string]int64, error) {
+	if p.Probe == nil {
+		return map[string]int64{}, nil
+	}
+	m, err := p.Probe(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read counters: %w", err)
+	}
+	return m, nil
+}
+
+// maxErrorMessages bounds the distinct messages a VU keeps, so a run that
+// fails every transaction with a new message cannot grow without limit.
+const maxErrorMessages = 20
+
+type vu struct {
+	id    int
+	plan  *Plan
+	live  *Live
+	conn  workload.Conn
+	term  workload.Terminal
+	stats metrics.Set
+	rng   *rand.Rand
+	errs  map[string]int64
+}
+
+func (v *vu) loop(ctx, background context.Context) {
+	p := v.plan
+	for n := 0; p.Iterations == 0 || n < p.Iterations; n++ {
+		if ctx.Err() != nil {
+			return
+		}
+		tx := v.term.Next()
+		kind := tx.Kind()
+		if p.KeyingThinking && !sleep(ctx, p.Mix[kind].Keying) {
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		v.execute(background, tx, kind)
+		if p.KeyingThinking && !sleep(ctx, v.think(p.Mix[kind].Think)) {
+			return
+		}
+	}
+}
+
+// execute runs one transaction to its end, retrying conflicts, and records
+// it if it completed inside the measured interval.
+func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) {
+	start := time.Now()
+	retries := int64(0)
+	var err error
+	for {
+		err = tx.Run(ctx, v.conn)
+		if err == nil || !errors.Is(err, workload.ErrRetry) || retries >= int64(v.plan.MaxRetries) {
+			break
+		}
+		retries++
+	}
+	elapsed := time.Since(start)
+	// Counted only when it finished inside the measured interval: ramp-up
+	// is warm-up, and transactions still in flight at the end do not count.
+	counted := v.live.phaseIs(PhaseMeasure)
+	s := &v.stats[kind]
+	switch {
+	case err == nil:
+		v.live.completed.Add(1)
+		v.live.perKind[kind].Add(1)
+		if counted {
+			s.Commits++
+			s.Record(elapsed)
+			v.live.measured.Add(1)
+		}
+	case errors.Is(err, workload.ErrUserAbort):
+		v.live.completed.Add(1)
+		v.live.perKind[kind].Add(1)
+		if counted {
+			s.Rollbacks++
+			s.Record(elapsed)
+			v.live.measured.Add(1)
+		}
+	default:
+		v.live.errors.Add(1)
+		if counted {
+			s.Errors++
+			v.noteError(err)
+		}
+	}
+	if counted {
+		s.Retries += retries
+	}
+}
+
+func (v *vu) noteError(err error) {
+	if v.errs == nil {
+		v.errs = map[string]int64{}
+	}
+	msg := err.Error()
+	if _, ok := v.errs[msg]; !ok && len(v.errs) >= maxErrorMessages {
+		msg = "(other errors)"
+	}
+	v.errs[msg]++
+}
+
+// think draws a think time: negative exponential with the given mean,
+// truncated at ten times the mean (TPC-C 5.2.5.4).
+func (v *vu) think(mean time.Duration) time.Duration {
+	if mean <= 0 {
+		return 0
+	}
+	r := 1 - v.rng.Float64() // (0, 1]
+	t := -math.Log(r) * float64(mean)
+	if t > 10*float64(mean) {
+		t = 10 * float64(mean)
+	}
+	return time.Duration(t)
+}
+
+// sleep waits d or until ctx is done; it reports whether the full time passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func sortErrors(m map[string]int64) []ErrorCount {
+	out := make([]ErrorCount, 0, len(m))
+	for msg, n := range m {
+		out = append(out, ErrorCount{Message: msg, Count: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Count != out[j].Count {
+			return out[i].Count > out[j].Count
+		}
+		return out[i].Message < out[j].Message
+	})
+	return out
+}
