@@ -1,0 +1,7 @@
+// Package all enables every database package: import it for its side
+// effects. Adding a database is one line here.
+package all
+
+import (
+	_ "github.com/sledge-bench/sledge/internal/db/sqlite" // sqlite:, sqlite3:
+)
