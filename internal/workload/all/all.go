@@ -1,0 +1,5 @@
+// Package all enables every workload by blank import: adding a workload is
+// one folder and one line here.
+package all
+
+import _ "github.com/sledge-bench/sledge/internal/workload/tpcc" // TPC-C
