@@ -1,0 +1,36 @@
+# The two commands of the README: `go run ./cmd/sledge run` and `make test`.
+GO ?= go
+
+.PHONY: test vet unit build bench bench-sqlite-drivers fuzz clean
+
+## test: everything CI runs (vet, unit and end-to-end tests, short fuzzing)
+test: vet unit fuzz-short
+
+vet:
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
+
+unit:
+	$(GO) test -count=1 -timeout 10m ./...
+
+# Each fuzz target for a few seconds: enough to catch regressions in CI.
+fuzz-short:
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitScript$$' -fuzztime 5s ./internal/db/
+	$(GO) test -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime 5s ./internal/db/
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzSplitScript$$' -fuzztime 2m ./internal/db/
+	$(GO) test -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime 2m ./internal/db/
+
+build:
+	$(GO) build -o bin/sledge ./cmd/sledge
+
+## bench: Go benchmarks of the hot paths, and the SQLite driver comparison
+bench: bench-sqlite-drivers
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/workload/tpcc/ ./internal/db/
+
+bench-sqlite-drivers:
+	./scripts/bench-sqlite-drivers.sh
+
+clean:
+	rm -rf bin

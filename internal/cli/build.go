@@ -1,0 +1,145 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+type buildOpts struct {
+	common
+	vus int
+}
+
+func newBuild(env *Env) *cobra.Command {
+	o := &buildOpts{}
+	cmd := &cobra.Command{
+		Use:   "build [workload]",
+		Short: "Create and load a benchmark schema (default workload: tpcc)",
+		Long: `Create the workload's tables, load them with build virtual users working on
+disjoint warehouse ranges in parallel, then create the indexes and any
+server-side procedures. The data is a pure function of --seed.
+
+A schema that is already complete is left alone (drop it first); the
+leftovers of an interrupted build are dropped and the build starts over.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, url, err := o.resolve(cmd, args, env)
+			if err != nil {
+				return err
+			}
+			return runBuild(cmd.Context(), env, &o.common, w, url, o.vus)
+		},
+	}
+	addCommon(cmd, &o.common, "build", 1)
+	cmd.Flags().IntVar(&o.vus, "build-vus", defaultBuildVUs(), "build virtual users loading in parallel (default: CPUs)")
+	return cmd
+}
+
+type buildResult struct {
+	Workload  string  `json:"workload"`
+	Database  string  `json:"database"`
+	Scale     string  `json:"scale"`
+	Seed      uint64  `json:"seed"`
+	BuildVUs  int     `json:"build_vus"`
+	Rows      int64   `json:"rows"`
+	LoadS     float64 `json:"load_s"`
+	IndexesS  float64 `json:"indexes_s"`
+	TotalS    float64 `json:"total_s"`
+	RowsPerS  float64 `json:"rows_per_s"`
+	Completed bool    `json:"completed"`
+}
+
+func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url string, vus int) error {
+	if vus < 1 {
+		return usageErr("--build-vus must be at least 1")
+	}
+	s, err := openSession(ctx, url, w.Name(), 0)
+	if err != nil {
+		return err
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+	res, err := build(ctx, env, s, w, c.seed, vus, c.jsonOut)
+	if err != nil {
+		return err
+	}
+	if c.jsonOut {
+		return json.NewEncoder(env.Stdout).Encode(res)
+	}
+	fmt.Fprintf(env.Stdout, "built %s in %s: %s, %s rows in %s (load %s, indexes and procedures %s; %s rows/s)\n",
+		res.Workload, res.Database, res.Scale, thousands(res.Rows), seconds(secs(res.TotalS)),
+		seconds(secs(res.LoadS)), seconds(secs(res.IndexesS)), thousands(int64(res.RowsPerS)))
+	return nil
+}
+
+func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// build creates and loads the schema of w through session s.
+func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed uint64, vus int, quiet bool) (*buildResult, error) {
+	// A complete schema has its marker table; refuse to load over it.
+	switch noSchema, err := s.attach(ctx, w); {
+	case err == nil:
+		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `sledge drop %s --db %s`", w.Name(), s.url, w.Name(), s.url)
+	case !noSchema:
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	start := time.Now()
+	// Whatever an interrupted build left behind goes first.
+	if err := s.db.Script(ctx, w.Name(), "drop"); err != nil {
+		return nil, fmt.Errorf("drop leftovers: %w", err)
+	}
+	if err := s.db.Script(ctx, w.Name(), "tables"); err != nil {
+		return nil, fmt.Errorf("create tables: %w", err)
+	}
+	tables := w.Tables()
+	prog := engine.NewBuildProgress(tables)
+	if !quiet {
+		fmt.Fprintf(env.Stderr, "building %s in %s: %s, seed %d, %d build virtual users\n",
+			w.Name(), s.url, scaleText(w), seed, vus)
+	}
+	var disp *progress
+	if !quiet {
+		disp = startProgress(env, 10*time.Second, func() (float64, string) {
+			n := prog.Loaded()
+			el := time.Since(start)
+			return float64(n) / float64(max(prog.Total, 1)),
+				fmt.Sprintf("loading: %s of %s rows, %s", thousands(n), thousands(prog.Total), seconds(el))
+		})
+	}
+	err := engine.Load(ctx, tables, vus, s.db.Load, prog)
+	loaded := time.Now()
+	if err == nil {
+		if disp != nil {
+			disp.Stop()
+			disp = nil
+			fmt.Fprintf(env.Stderr, "loaded %s rows in %s; creating indexes\n", thousands(prog.Loaded()), seconds(loaded.Sub(start)))
+		}
+		if err = s.db.Script(ctx, w.Name(), "indexes"); err != nil {
+			err = fmt.Errorf("create indexes: %w", err)
+		} else if err = s.db.Script(ctx, w.Name(), "procedures"); err != nil {
+			err = fmt.Errorf("create procedures: %w", err)
+		}
+	}
+	if disp != nil {
+		disp.Stop()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build` again to start over", thousands(prog.Loaded()))}
+		}
+		return nil, err
+	}
+	end := time.Now()
+	return &buildResult{
+		Workload: w.Name(), Database: s.url, Scale: scaleText(w), Seed: seed, BuildVUs: vus,
+		Rows: prog.Loaded(), LoadS: loaded.Sub(start).Seconds(), IndexesS: end.Sub(loaded).Seconds(),
+		TotalS: end.Sub(start).Seconds(), RowsPerS: float64(prog.Loaded()) / loaded.Sub(start).Seconds(),
+		Completed: true,
+	}, nil
+}

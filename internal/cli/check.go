@@ -1,0 +1,108 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+type checkOpts struct{ common }
+
+func newCheck(env *Env) *cobra.Command {
+	o := &checkOpts{}
+	cmd := &cobra.Command{
+		Use:   "check [workload]",
+		Short: "Run the workload's consistency conditions; exit 1 if any fails",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, url, err := o.resolve(cmd, args, env)
+			if err != nil {
+				return err
+			}
+			return runCheck(cmd.Context(), env, &o.common, w, url)
+		},
+	}
+	addCommon(cmd, &o.common, "check", 0)
+	return cmd
+}
+
+type checkJSON struct {
+	ID         string `json:"id"`
+	Desc       string `json:"description"`
+	Status     string `json:"status"` // pass, fail, skipped
+	Violations int64  `json:"violations"`
+	Reason     string `json:"reason,omitempty"`
+	Ms         int64  `json:"ms"`
+}
+
+func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url string) error {
+	s, err := openSession(ctx, url, w.Name(), 0)
+	if err != nil {
+		return err
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+	if noSchema, err := s.attach(ctx, w); err != nil {
+		if noSchema {
+			return noSchemaErr(w.Name(), s.url, c.explicit)
+		}
+		return fmt.Errorf("read schema: %w", err)
+	}
+	var out []checkJSON
+	failed := 0
+	if !c.jsonOut {
+		fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), s.url, scaleText(w))
+	}
+	for _, ch := range w.Checks() {
+		r := checkJSON{ID: ch.ID, Desc: ch.Desc}
+		start := time.Now()
+		if ch.Skip != nil {
+			reason, err := ch.Skip(ctx, s.ctl)
+			if err != nil {
+				return fmt.Errorf("check %s: %w", ch.ID, err)
+			}
+			r.Reason = reason
+		}
+		if r.Reason != "" {
+			r.Status = "skipped"
+		} else {
+			if err := s.ctl.QueryRow(ctx, "check."+ch.ID).Scan(&r.Violations); err != nil {
+				return fmt.Errorf("check %s: %w", ch.ID, err)
+			}
+			r.Status = "pass"
+			if r.Violations != 0 {
+				r.Status = "fail"
+				failed++
+			}
+		}
+		r.Ms = time.Since(start).Milliseconds()
+		out = append(out, r)
+		if !c.jsonOut {
+			line := fmt.Sprintf("  %-4s %-7s %s", r.ID, r.Status, r.Desc)
+			switch r.Status {
+			case "fail":
+				line += fmt.Sprintf(" (%s violations)", thousands(r.Violations))
+			case "skipped":
+				line += " (" + r.Reason + ")"
+			}
+			fmt.Fprintln(env.Stdout, line)
+		}
+	}
+	if c.jsonOut {
+		if err := writeJSON(env.Stdout, map[string]any{"workload": w.Name(), "database": s.url,
+			"passed": failed == 0, "checks": out}); err != nil {
+			return err
+		}
+	} else if failed == 0 {
+		fmt.Fprintln(env.Stdout, "all conditions hold")
+	} else {
+		fmt.Fprintf(env.Stdout, "%d condition%s failed\n", failed, plural(failed))
+	}
+	if failed > 0 {
+		return errSilent{code: ExitFailure}
+	}
+	return nil
+}

@@ -1,0 +1,247 @@
+// Package cli is sledge's command line: it parses and validates options,
+// wires workloads, databases and the engine together, and is the only
+// package that prints.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	_ "github.com/sledge-bench/sledge/internal/db/all" // database drivers
+	"github.com/sledge-bench/sledge/internal/workload"
+	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
+)
+
+// Exit statuses.
+const (
+	ExitOK          = 0
+	ExitFailure     = 1   // the command ran and failed (a check failed, the database refused…)
+	ExitUsage       = 2   // bad input on the command line
+	ExitInterrupted = 130 // stopped by Ctrl-C or SIGTERM, like a shell reports SIGINT
+)
+
+// Env is the process's outside world, injected so tests can run commands
+// in-process.
+type Env struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	IsTerminal     bool // stderr is a terminal: draw progress bars
+}
+
+// exitError carries an exit status with its one-line message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
+}
+
+// errSilent ends a command with a status after it has printed its result.
+type errSilent struct{ code int }
+
+func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs sledge with args and returns the process exit status.
+func Main(ctx context.Context, args []string, env Env) (code int) {
+	if env.Getenv == nil {
+		env.Getenv = func(string) string { return "" }
+	}
+	defer func() {
+		// Never a stack trace: one line, and a status that says "internal".
+		if r := recover(); r != nil {
+			fmt.Fprintf(env.Stderr, "sledge: internal error: %v (please report this)\n", r)
+			code = 70
+		}
+	}()
+	root := newRoot(ctx, &env)
+	root.SetArgs(args)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var silent errSilent
+	if errors.As(err, &silent) {
+		return silent.code
+	}
+	fmt.Fprintf(env.Stderr, "sledge: %s\n", oneLine(err.Error()))
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	if isUsage(err) {
+		return ExitUsage
+	}
+	if ctx.Err() != nil {
+		return ExitInterrupted
+	}
+	return ExitFailure
+}
+
+// isUsage recognises cobra's own parse errors, which are not typed.
+func isUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag",
+		"flag needs an argument", "accepts ", "requires ", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func oneLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// Version is the module version stamped by the Go toolchain, or "dev".
+func Version() string {
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func newRoot(ctx context.Context, env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "sledge",
+		Short: "Benchmark databases: build a schema, drive it with virtual users, report why",
+		Long: `sledge builds a benchmark schema, drives it with virtual users and reports
+throughput and latency, and where each number comes from.
+
+With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
+		Version:       Version(),
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("%s (see sledge %s --help)", cleanFlagError(err), c.Name())
+	})
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(newBuild(env), newRun(env), newCheck(env), newDrop(env))
+	return root
+}
+
+// cleanFlagError turns pflag's strconv wording into plain words.
+func cleanFlagError(err error) string {
+	msg := err.Error()
+	if i := strings.Index(msg, ": strconv."); i >= 0 {
+		msg = msg[:i]
+		switch {
+		case strings.Contains(err.Error(), "ParseInt"), strings.Contains(err.Error(), "ParseUint"):
+			msg += ": want a whole number"
+		case strings.Contains(err.Error(), "ParseBool"):
+			msg += ": want true or false"
+		case strings.Contains(err.Error(), "ParseFloat"):
+			msg += ": want a number"
+		}
+	}
+	if strings.Contains(msg, "time: ") {
+		if i := strings.Index(msg, ": time: "); i >= 0 {
+			msg = msg[:i] + ": want a duration such as 90s, 5m or 1h30m"
+		}
+	}
+	return strings.ReplaceAll(msg, "invalid argument", "invalid value")
+}
+
+// common holds the options every command shares.
+type common struct {
+	dbURL    string
+	jsonOut  bool
+	seed     uint64
+	seedSet  bool
+	wlName   string
+	wlNew    map[string]func(seed uint64) (workload.Workload, error)
+	explicit bool // the user named the database (flag or SLEDGE_DB)
+}
+
+func addCommon(cmd *cobra.Command, c *common, name string, defaultSeed uint64) {
+	fs := cmd.Flags()
+	fs.StringVar(&c.dbURL, "db", "", "database URL (default: $SLEDGE_DB, else the embedded SQLite file)")
+	fs.BoolVar(&c.jsonOut, "json", false, "print the result as one JSON object")
+	fs.Uint64Var(&c.seed, "seed", defaultSeed, "random seed")
+	c.wlNew = map[string]func(uint64) (workload.Workload, error){}
+	for _, n := range workload.Names() {
+		m, _ := workload.Lookup(n)
+		wfs := pflag.NewFlagSet(n, pflag.ContinueOnError)
+		c.wlNew[n] = m.Flags(name, wfs)
+		fs.AddFlagSet(wfs)
+	}
+}
+
+// resolve picks the workload (first argument, default tpcc) and the URL.
+func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.Workload, string, error) {
+	c.seedSet = cmd.Flags().Changed("seed")
+	c.wlName = "tpcc"
+	if len(args) > 0 {
+		c.wlName = args[0]
+	}
+	if _, err := workload.Lookup(c.wlName); err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	w, err := c.wlNew[c.wlName](c.seed)
+	if err != nil {
+		return nil, "", usageErr("%v", err)
+	}
+	u := c.dbURL
+	if u == "" {
+		u = env.Getenv("SLEDGE_DB")
+	}
+	c.explicit = u != ""
+	if !c.explicit {
+		path, err := defaultDBPath(env, c.wlName)
+		if err != nil {
+			return nil, "", err
+		}
+		u = "sqlite://" + path
+	}
+	return w, u, nil
+}
+
+// defaultDBPath is $XDG_DATA_HOME/sledge/<workload>.db, falling back to
+// ~/.local/share as the XDG base directory specification says.
+func defaultDBPath(env *Env, wl string) (string, error) {
+	dir := env.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home := env.Getenv("HOME")
+		if home == "" {
+			return "", errors.New("cannot find a place for the default database: HOME is not set; use --db sqlite:///path/to/file.db")
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	dir = filepath.Join(dir, "sledge")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cannot create %s for the default database: %v; use --db sqlite:///path/to/file.db", dir, unwrapPath(err))
+	}
+	return filepath.Join(dir, wl+".db"), nil
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+func defaultBuildVUs() int { return runtime.NumCPU() }

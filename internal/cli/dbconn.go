@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// session is an opened database with a control connection (for schema
+// metadata, checks and the counters read at the edges of a run).
+type session struct {
+	url  string // redacted, for messages
+	raw  string
+	db   db.DB
+	ctl  workload.Conn
+	mode workload.Mode // the control connection's mode
+}
+
+func openDB(ctx context.Context, raw string) (db.DB, error) {
+	d, err := db.Open(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", db.Redact(raw), err)
+	}
+	return d, nil
+}
+
+// openSession opens the database and a control connection in mode m (0:
+// the database's default mode).
+func openSession(ctx context.Context, raw, wl string, m workload.Mode) (*session, error) {
+	d, err := openDB(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	if m == 0 {
+		m = d.DefaultMode()
+	}
+	if err := d.Supports(wl, m); err != nil {
+		_ = d.Close()
+		return nil, usageErr("%v", err)
+	}
+	c, err := d.Connect(ctx, wl, m)
+	if err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("connect to %s: %w", db.Redact(raw), err)
+	}
+	return &session{url: db.Redact(raw), raw: raw, db: d, ctl: c, mode: m}, nil
+}
+
+func (s *session) Close(ctx context.Context) {
+	if s.ctl != nil {
+		_ = s.ctl.Close(ctx)
+	}
+	_ = s.db.Close()
+}
+
+// attach reads the built schema into w. noSchema is true when there is none.
+func (s *session) attach(ctx context.Context, w workload.Workload) (noSchema bool, err error) {
+	err = w.Attach(ctx, s.ctl)
+	if errors.Is(err, workload.ErrNoSchema) {
+		return true, err
+	}
+	return false, err
+}
+
+func noSchemaErr(wl, url string, explicit bool) error {
+	how := "sledge build " + wl
+	if explicit {
+		how += " --db " + url
+	}
+	return fmt.Errorf("no %s schema in %s: run `%s` first", wl, url, how)
+}
+
+func scaleText(w workload.Workload) string {
+	if sc, ok := w.(workload.Scaler); ok {
+		unit, n := sc.Scale()
+		if n == 1 {
+			unit = trimPlural(unit)
+		}
+		return fmt.Sprintf("%d %s", n, unit)
+	}
+	return ""
+}
+
+func trimPlural(s string) string {
+	if len(s) > 1 && s[len(s)-1] == 's' {
+		return s[:len(s)-1]
+	}
+	return s
+}

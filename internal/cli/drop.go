@@ -1,0 +1,39 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newDrop(env *Env) *cobra.Command {
+	o := &common{}
+	cmd := &cobra.Command{
+		Use:   "drop [workload]",
+		Short: "Remove the workload's schema (tables, indexes, procedures)",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, url, err := o.resolve(cmd, args, env)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			d, err := openDB(ctx, url)
+			if err != nil {
+				return err
+			}
+			defer d.Close()
+			if err := d.Script(context.WithoutCancel(ctx), w.Name(), "drop"); err != nil {
+				return fmt.Errorf("drop %s: %w", w.Name(), err)
+			}
+			if o.jsonOut {
+				return writeJSON(env.Stdout, map[string]any{"workload": w.Name(), "dropped": true})
+			}
+			fmt.Fprintf(env.Stdout, "dropped the %s schema\n", w.Name())
+			return nil
+		},
+	}
+	addCommon(cmd, o, "drop", 0)
+	return cmd
+}

@@ -1,0 +1,109 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+)
+
+// progress redraws one status line on a terminal, or prints a plain line
+// now and then when output goes to a file or a pipe.
+type progress struct {
+	w        io.Writer
+	tty      bool
+	render   func() (frac float64, text string)
+	every    time.Duration
+	stop     chan struct{}
+	done     sync.WaitGroup
+	lastLine string
+}
+
+// startProgress begins drawing; render is called from another goroutine
+// and must only read atomics. frac < 0 means "no bar".
+func startProgress(env *Env, plainEvery time.Duration, render func() (float64, string)) *progress {
+	p := &progress{w: env.Stderr, tty: env.IsTerminal, render: render, stop: make(chan struct{})}
+	p.every = plainEvery
+	if p.tty {
+		p.every = 250 * time.Millisecond
+	}
+	p.done.Add(1)
+	go p.loop()
+	return p
+}
+
+func (p *progress) loop() {
+	defer p.done.Done()
+	t := time.NewTicker(p.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.draw()
+		}
+	}
+}
+
+func (p *progress) draw() {
+	frac, text := p.render()
+	if !p.tty {
+		fmt.Fprintln(p.w, text)
+		return
+	}
+	line := text
+	if frac >= 0 {
+		line = bar(frac, 24) + " " + text
+	}
+	if line != p.lastLine {
+		fmt.Fprintf(p.w, "\r\x1b[K%s", line)
+		p.lastLine = line
+	}
+}
+
+// Stop ends the display; on a terminal the status line is cleared so the
+// result prints on a clean screen.
+func (p *progress) Stop() {
+	close(p.stop)
+	p.done.Wait()
+	if p.tty && p.lastLine != "" {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+func bar(frac float64, width int) string {
+	if frac < 0 {
+		frac = 0
+	}
+	if frac > 1 {
+		frac = 1
+	}
+	n := int(frac*float64(width) + 0.5)
+	return fmt.Sprintf("[%s%s] %3.0f%%", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100)
+}
+
+// thousands formats n with commas: 1234567 → 1,234,567.
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+func seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

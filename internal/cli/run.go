@@ -1,0 +1,221 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+type runOpts struct {
+	common
+	vus            int
+	rampup         time.Duration
+	duration       time.Duration
+	iterations     int
+	keyingThinking bool
+	mode           string
+	maxRetries     int
+}
+
+func newRun(env *Env) *cobra.Command {
+	o := &runOpts{}
+	cmd := &cobra.Command{
+		Use:   "run [workload]",
+		Short: "Drive a built schema with virtual users and report what was measured",
+		Long: `Run virtual users against a built schema (default workload: tpcc).
+
+A timed run warms up for --rampup (not counted), then measures for
+--duration. With --iterations N each virtual user runs N transactions and
+the whole run is measured (HammerDB's test driver).
+
+Modes (--mode), each running the same transaction logic with the same inputs:
+  procedure  one call of a server-side routine per transaction (default where supported)
+  client     every statement its own round trip, values as literals in the SQL text
+  prepared   every statement its own round trip as a prepared statement (SQLite default)
+
+With no --db and no $SLEDGE_DB, the database is the embedded SQLite file
+$XDG_DATA_HOME/sledge/<workload>.db (~/.local/share/sledge/tpcc.db); a
+missing schema there is built first with one warehouse.
+
+Ctrl-C or SIGTERM stops the run: no new transactions start, the ones in
+flight finish, and the summary of what was measured is printed (exit 130).`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			w, url, err := o.resolve(cmd, args, env)
+			if err != nil {
+				return err
+			}
+			return runRun(cmd.Context(), env, o, w, url)
+		},
+	}
+	addCommon(cmd, &o.common, "run", 0)
+	fs := cmd.Flags()
+	fs.IntVar(&o.vus, "vus", 1, "virtual users, each with its own connection")
+	fs.DurationVar(&o.rampup, "rampup", 10*time.Second, "warm-up before the measured interval, not counted")
+	fs.DurationVar(&o.duration, "duration", time.Minute, "measured interval")
+	fs.IntVar(&o.iterations, "iterations", 0, "transactions per virtual user instead of a timed run")
+	fs.BoolVar(&o.keyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
+	fs.StringVar(&o.mode, "mode", "", "procedure, client or prepared (default: procedure where the database has procedures)")
+	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
+	return cmd
+}
+
+func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
+	var mode workload.Mode
+	if o.mode != "" {
+		m, err := workload.ParseMode(o.mode)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		mode = m
+	}
+	if !o.seedSet {
+		o.seed = rand.Uint64() >> 12 // short enough to type back in
+	}
+	plan := &engine.Plan{
+		VUs: o.vus, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
+		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, Seed: o.seed, Mix: w.Mix(),
+	}
+	if err := plan.Validate(); err != nil {
+		return usageErr("%v", err)
+	}
+	s, err := openSession(ctx, url, w.Name(), mode)
+	if err != nil {
+		return err
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+	mode = s.mode
+
+	if noSchema, err := s.attach(ctx, w); err != nil {
+		if !noSchema {
+			return fmt.Errorf("read schema: %w", err)
+		}
+		if o.explicit {
+			return noSchemaErr(w.Name(), s.url, true)
+		}
+		// The embedded default builds what it needs, and says so.
+		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.url)
+		meta, _ := workload.Lookup(w.Name())
+		fresh, err := meta.Flags("build", newFlagSet())(1)
+		if err != nil {
+			return err
+		}
+		if _, err := build(ctx, env, s, fresh, 1, defaultBuildVUs(), o.jsonOut); err != nil {
+			return err
+		}
+		if err := w.Attach(ctx, s.ctl); err != nil {
+			return fmt.Errorf("read schema: %w", err)
+		}
+	}
+	info, err := s.db.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("database info: %w", err)
+	}
+
+	plan.Connect = func(ctx context.Context, vu int) (workload.Conn, error) {
+		return s.db.Connect(ctx, w.Name(), mode)
+	}
+	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
+	meter, _ := w.(workload.Meter)
+	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
+		m := map[string]int64{}
+		if meter != nil {
+			n, err := meter.Meter(ctx, s.ctl)
+			if err != nil {
+				return nil, fmt.Errorf("%s counter: %w", meter.MeterName(), err)
+			}
+			m["meter"] = n
+		}
+		c, ok, err := s.db.Counters(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("database transaction counters: %w", err)
+		}
+		if ok {
+			m["db_commits"], m["db_rollbacks"] = c.Commits, c.Rollbacks
+		}
+		return m, nil
+	}
+
+	if !o.jsonOut {
+		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): mode %s, %d virtual users, %s, seed %d\n",
+			w.Name(), s.url, info.Driver, info.Version, info.Transport, mode, o.vus, scaleText(w), o.seed)
+	}
+	live := engine.NewLive(plan)
+	var disp *progress
+	if !o.jsonOut {
+		disp = startProgress(env, 10*time.Second, runRenderer(plan, live))
+	}
+	res, runErr := engine.Run(ctx, plan, live)
+	if disp != nil {
+		disp.Stop()
+	}
+	if res == nil {
+		return runErr
+	}
+	sum := summarize(w, s, info, mode, o, res)
+	if o.jsonOut {
+		if err := writeJSON(env.Stdout, sum); err != nil {
+			return err
+		}
+	} else {
+		printSummary(env.Stdout, sum)
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if res.Interrupted {
+		if !o.jsonOut {
+			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
+		}
+		return errSilent{code: ExitInterrupted}
+	}
+	return nil
+}
+
+func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
+	// The rate is over the last few seconds, so it follows the run live.
+	var lastN int64
+	lastT := time.Now()
+	return func() (float64, string) {
+		now := time.Now()
+		phase, since := live.Phase()
+		n := live.Completed()
+		rate := 0.0
+		if d := now.Sub(lastT); d > 0 {
+			rate = float64(n-lastN) / d.Minutes()
+		}
+		if now.Sub(lastT) >= 2*time.Second {
+			lastN, lastT = n, now
+		}
+		errs := ""
+		if e := live.Errors(); e > 0 {
+			errs = fmt.Sprintf(", %s errors", thousands(e))
+		}
+		if p.Iterations > 0 {
+			total := int64(p.Iterations * p.VUs)
+			return float64(n) / float64(total), fmt.Sprintf("%s: %s of %s transactions, %s TPM (client)%s",
+				phase, thousands(n), thousands(total), thousands(int64(rate)), errs)
+		}
+		el := now.Sub(since)
+		var frac float64
+		var span time.Duration
+		switch phase {
+		case engine.PhaseRampup:
+			span = p.Rampup
+			frac = el.Seconds() / (p.Rampup + p.Duration).Seconds()
+		case engine.PhaseMeasure:
+			span = p.Duration
+			frac = (p.Rampup + el).Seconds() / (p.Rampup + p.Duration).Seconds()
+		default:
+			return -1, fmt.Sprintf("%s: %s transactions", phase, thousands(n))
+		}
+		return frac, fmt.Sprintf("%s %.0fs/%.0fs: %s transactions, %s TPM (client)%s",
+			phase, el.Seconds(), span.Seconds(), thousands(n), thousands(int64(rate)), errs)
+	}
+}
