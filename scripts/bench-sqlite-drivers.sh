@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Compare the two SQLite drivers side by side in one run: the same sledge
-# built against modernc.org/sqlite (default, pure Go) and mattn/go-sqlite3
-# (cgo, -tags sqlite_mattn). Alternates the drivers for ROUNDS rounds and
+# built against modernc.org/sqlite (pure Go) and mattn/go-sqlite3
+# (cgo, the default where cgo builds). Alternates the drivers for ROUNDS rounds and
 # prints build time, NOPM and TPM per round plus the ratios mattn/modernc.
 # Usage: scripts/bench-sqlite-drivers.sh [ROUNDS] [DURATION] [VUS]
 set -euo pipefail
@@ -11,8 +11,8 @@ DURATION=${2:-20s}
 VUS=${3:-2}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-go build -o "$work/sledge-modernc" ./cmd/sledge
-CGO_ENABLED=1 go build -tags sqlite_mattn -o "$work/sledge-mattn" ./cmd/sledge
+go build -tags sqlite_modernc -o "$work/sledge-modernc" ./cmd/sledge
+CGO_ENABLED=1 go build -o "$work/sledge-mattn" ./cmd/sledge
 
 json() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d$1)"; }
 

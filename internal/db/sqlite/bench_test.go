@@ -10,7 +10,7 @@ import (
 // Run under both drivers to compare them:
 //
 //	go test -run '^$' -bench . ./internal/db/sqlite/
-//	go test -run '^$' -bench . -tags sqlite_mattn ./internal/db/sqlite/
+//	go test -run '^$' -bench . -tags sqlite_modernc ./internal/db/sqlite/
 
 // BenchmarkLoad measures the build's bottleneck: rows/s through Load, in
 // batches of 1000 rows of the 6-column test table.

@@ -1,4 +1,4 @@
-//go:build !sqlite_mattn
+//go:build !cgo || sqlite_modernc
 
 package sqlite
 
@@ -10,7 +10,9 @@ import (
 )
 
 // goDriver is the Go SQLite driver of this build: modernc.org/sqlite, pure
-// Go (SQLite translated from C), so sledge builds with nothing but Go.
+// Go (SQLite translated from C). Used where cgo cannot build (Go turns cgo
+// off when there is no C compiler), so sledge builds with nothing but Go;
+// -tags sqlite_modernc forces it.
 const goDriver = "modernc.org/sqlite"
 
 // SQLDriverName is the database/sql name the Go driver registers, for tests

@@ -3,9 +3,10 @@
 // trips, so it supports --mode client (values as literals, every statement
 // parsed each time) and --mode prepared (prepared once per connection).
 //
-// The Go driver is chosen at build time: modernc.org/sqlite (pure Go, the
-// default) or github.com/mattn/go-sqlite3 (cgo, -tags sqlite_mattn). Both
-// store and return the same values; Info says which one ran.
+// The Go driver is chosen at build time: github.com/mattn/go-sqlite3 (cgo,
+// measured faster) wherever cgo can build, else modernc.org/sqlite (pure Go;
+// -tags sqlite_modernc forces it). Both store and return the same values;
+// Info says which one ran.
 package sqlite
 
 import (
