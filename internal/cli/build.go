@@ -60,7 +60,7 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	if vus < 1 {
 		return usageErr("--build-vus must be at least 1")
 	}
-	s, err := openSession(ctx, url, w.Name(), 0)
+	s, err := openSession(ctx, url, w.Name(), 0, true)
 	if err != nil {
 		return err
 	}

@@ -40,7 +40,7 @@ type checkJSON struct {
 }
 
 func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url string) error {
-	s, err := openSession(ctx, url, w.Name(), 0)
+	s, err := openSession(ctx, url, w.Name(), 0, false)
 	if err != nil {
 		return err
 	}

@@ -28,11 +28,18 @@ func openDB(ctx context.Context, raw string) (db.DB, error) {
 }
 
 // openSession opens the database and a control connection in mode m (0:
-// the database's default mode).
-func openSession(ctx context.Context, raw, wl string, m workload.Mode) (*session, error) {
+// the database's default mode). With create, a server database that does
+// not exist yet is created first (build).
+func openSession(ctx context.Context, raw, wl string, m workload.Mode, create bool) (*session, error) {
 	d, err := openDB(ctx, raw)
 	if err != nil {
 		return nil, err
+	}
+	if cr, ok := d.(db.Creator); ok && create {
+		if err := cr.EnsureDatabase(ctx); err != nil {
+			_ = d.Close()
+			return nil, fmt.Errorf("create database: %w", err)
+		}
 	}
 	if m == 0 {
 		m = d.DefaultMode()

@@ -21,6 +21,7 @@ type runOpts struct {
 	keyingThinking bool
 	mode           string
 	maxRetries     int
+	raiseError     bool
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -63,6 +64,7 @@ flight finish, and the summary of what was measured is printed (exit 130).`,
 	fs.BoolVar(&o.keyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
 	fs.StringVar(&o.mode, "mode", "", "procedure, client or prepared (default: procedure where the database has procedures)")
 	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
+	fs.BoolVar(&o.raiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
 	return cmd
 }
 
@@ -80,12 +82,13 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	plan := &engine.Plan{
 		VUs: o.vus, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
-		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, Seed: o.seed, Mix: w.Mix(),
+		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, RaiseError: o.raiseError,
+		Seed: o.seed, Mix: w.Mix(),
 	}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	s, err := openSession(ctx, url, w.Name(), mode)
+	s, err := openSession(ctx, url, w.Name(), mode, !o.explicit)
 	if err != nil {
 		return err
 	}
@@ -143,8 +146,8 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 
 	if !o.jsonOut {
-		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): mode %s, %d virtual users, %s, seed %d\n",
-			w.Name(), s.url, info.Driver, info.Version, info.Transport, mode, o.vus, scaleText(w), o.seed)
+		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): mode %s, %d virtual user%s, %s, seed %d\n",
+			w.Name(), s.url, info.Driver, info.Version, info.Transport, mode, o.vus, plural(o.vus), scaleText(w), o.seed)
 	}
 	live := engine.NewLive(plan)
 	var disp *progress

@@ -59,6 +59,7 @@ type runSummary struct {
 	Total       txJSON              `json:"total"`
 	Types       []txJSON            `json:"transactions"`
 	Errors      []engine.ErrorCount `json:"errors"`
+	StoppedVUs  []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
 	Settings    map[string]string   `json:"db_settings,omitempty"`
 }
 
@@ -76,7 +77,7 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 		Transport: info.Transport, Mode: mode.String(), VUs: o.vus, Scale: scaleText(w), Seed: o.seed,
 		RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(), Iterations: o.iterations,
 		MeasuredS: measured.Seconds(), Interrupted: res.Interrupted, Settings: info.Settings,
-		Errors: res.Errors,
+		Errors: res.Errors, StoppedVUs: res.Stopped,
 	}
 	if o.iterations > 0 {
 		sum.RampupS, sum.DurationS = 0, 0
@@ -154,6 +155,9 @@ func printSummary(out io.Writer, s *runSummary) {
 	row(s.Total)
 	tw.Flush()
 	fmt.Fprintln(out, "latencies measured by sledge per transaction, from its first statement to its commit")
+	if len(s.StoppedVUs) > 0 {
+		fmt.Fprintf(out, "\n%d virtual user%s stopped at an error (--raise-error): %v\n", len(s.StoppedVUs), plural(len(s.StoppedVUs)), s.StoppedVUs)
+	}
 	if len(s.Errors) > 0 {
 		fmt.Fprintln(out, "\nerrors:")
 		for _, e := range s.Errors {

@@ -132,3 +132,9 @@ func Redact(raw string) string {
 	}
 	return u.String()
 }
+
+// Creator is implemented by server databases that can create the database a
+// URL names when it is missing (build calls it before connecting).
+type Creator interface {
+	EnsureDatabase(ctx context.Context) error
+}

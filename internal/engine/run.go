@@ -43,8 +43,11 @@ type Plan struct {
 	Iterations     int
 	KeyingThinking bool // sleep the mix's keying and think times
 	MaxRetries     int  // extra attempts after a retryable conflict
-	Seed           uint64
-	Mix            []workload.TxType
+	// RaiseError stops a VU at its first failed transaction (HammerDB's
+	// raise-error); by default the error is counted and the VU goes on.
+	RaiseError bool
+	Seed       uint64
+	Mix        []workload.TxType
 
 	// Connect opens VU vu's session (vu is 0-based).
 	Connect func(ctx context.Context, vu int) (workload.Conn, error)
@@ -73,6 +76,8 @@ type Result struct {
 	After        map[string]int64
 	Stats        metrics.Set // measured interval only, per mix type
 	Errors       []ErrorCount
+	// Stopped lists the VUs (1-based) that stopped at an error (RaiseError).
+	Stopped []int
 }
 
 // Measured is the length of the measured interval.
@@ -258,6 +263,9 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	res.Stats = metrics.NewSet(len(p.Mix))
 	errs := map[string]int64{}
 	for _, v := range vus {
+		if v.stopped {
+			res.Stopped = append(res.Stopped, v.id+1)
+		}
 		res.Stats.Merge(v.stats)
 		for m, n := range v.errs {
 			errs[m] += n
@@ -307,6 +315,8 @@ type vu struct {
 	stats metrics.Set
 	rng   *rand.Rand
 	errs  map[string]int64
+	// stopped is set when the VU ended at an error (RaiseError).
+	stopped bool
 }
 
 func (v *vu) loop(ctx, background context.Context) {
@@ -323,7 +333,10 @@ func (v *vu) loop(ctx, background context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		v.execute(background, tx, kind)
+		if !v.execute(background, tx, kind) && p.RaiseError {
+			v.stopped = true
+			return
+		}
 		if p.KeyingThinking && !sleep(ctx, v.think(p.Mix[kind].Think)) {
 			return
 		}
@@ -331,8 +344,9 @@ func (v *vu) loop(ctx, background context.Context) {
 }
 
 // execute runs one transaction to its end, retrying conflicts, and records
-// it if it completed inside the measured interval.
-func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) {
+// it if it completed inside the measured interval. It reports whether the
+// transaction completed (committed or rolled back on purpose).
+func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 	start := time.Now()
 	retries := int64(0)
 	var err error
@@ -367,7 +381,9 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) {
 		}
 	default:
 		v.live.errors.Add(1)
-		if counted {
+		// Errors are counted in every phase when the VU stops on them:
+		// the user must see why it stopped.
+		if counted || v.plan.RaiseError {
 			s.Errors++
 			v.noteError(err)
 		}
@@ -375,6 +391,7 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) {
 	if counted {
 		s.Retries += retries
 	}
+	return err == nil || errors.Is(err, workload.ErrUserAbort)
 }
 
 func (v *vu) noteError(err error) {

@@ -275,3 +275,37 @@ func TestPlanValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestRaiseErrorStopsOnlyTheFailingVU(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("constraint violated")
+		p := plan(2, time.Millisecond, nil)
+		p.Iterations, p.RaiseError = 20, true
+		p.Terminal = func(vu int) workload.Terminal {
+			if vu == 1 {
+				return &fakeTerm{cost: time.Millisecond, mk: func(n int) []error {
+					if n == 5 {
+						return []error{boom}
+					}
+					return nil
+				}}
+			}
+			return &fakeTerm{cost: time.Millisecond}
+		}
+		res, err := Run(t.Context(), p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tot := res.Stats.Total()
+		// VU 1 runs all 20; VU 2 completes 4 and stops at its 5th.
+		if tot.Commits != 24 || tot.Errors != 1 {
+			t.Errorf("commits %d errors %d, want 24 and 1", tot.Commits, tot.Errors)
+		}
+		if len(res.Stopped) != 1 || res.Stopped[0] != 2 {
+			t.Errorf("stopped %v, want [2]", res.Stopped)
+		}
+		if len(res.Errors) != 1 || res.Errors[0].Message != "constraint violated" {
+			t.Errorf("errors %+v", res.Errors)
+		}
+	})
+}
