@@ -1,10 +1,16 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test vet unit build bench bench-sqlite-drivers fuzz clean
+.PHONY: test servers vet unit build bench bench-sqlite-drivers fuzz clean
 
-## test: everything CI runs (vet, unit and end-to-end tests, short fuzzing)
-test: vet unit fuzz-short
+## test: everything CI runs: install missing servers, vet, unit and
+## end-to-end tests against private throwaway servers, short fuzzing
+test: servers vet unit fuzz-short
+
+# PostgreSQL and MariaDB packages, when missing (as root). Tests start their
+# own private servers from these binaries; nothing is started here.
+servers:
+	./scripts/install-servers.sh
 
 vet:
 	$(GO) vet ./...
