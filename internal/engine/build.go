@@ -53,17 +53,9 @@ func Load(ctx context.Context, tables []workload.Table, workers int, load LoadFu
 		g.Go(func() error {
 			var buf [][]any
 			for i := range body {
-				t := &body[i]
-				from, to := share(t.Batches, w, workers)
-				for b := from; b < to; b++ {
-					if err := gctx.Err(); err != nil {
-						return err
-					}
-					buf = t.Fill(b, buf[:0])
-					if err := load(gctx, t, buf); err != nil {
-						return fmt.Errorf("load %s: %w", t.Name, err)
-					}
-					prog.loaded.Add(int64(len(buf)))
+				from, to := share(body[i].Batches, w, workers)
+				if err := loadBatches(gctx, &body[i], from, to, load, prog, &buf); err != nil {
+					return err
 				}
 			}
 			return nil
@@ -72,17 +64,21 @@ func Load(ctx context.Context, tables []workload.Table, workers int, load LoadFu
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	t := &last[0]
 	var buf [][]any
-	for b := 0; b < t.Batches; b++ {
+	return loadBatches(ctx, &last[0], 0, last[0].Batches, load, prog, &buf)
+}
+
+// loadBatches generates and loads batches [from, to) of t, reusing *buf.
+func loadBatches(ctx context.Context, t *workload.Table, from, to int, load LoadFunc, prog *BuildProgress, buf *[][]any) error {
+	for b := from; b < to; b++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		buf = t.Fill(b, buf[:0])
-		if err := load(ctx, t, buf); err != nil {
+		*buf = t.Fill(b, (*buf)[:0])
+		if err := load(ctx, t, *buf); err != nil {
 			return fmt.Errorf("load %s: %w", t.Name, err)
 		}
-		prog.loaded.Add(int64(len(buf)))
+		prog.loaded.Add(int64(len(*buf)))
 	}
 	return nil
 }

@@ -362,20 +362,17 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 	// is warm-up, and transactions still in flight at the end do not count.
 	counted := v.live.phaseIs(PhaseMeasure)
 	s := &v.stats[kind]
+	completed := err == nil || errors.Is(err, workload.ErrUserAbort)
 	switch {
-	case err == nil:
+	case completed:
 		v.live.completed.Add(1)
 		v.live.perKind[kind].Add(1)
 		if counted {
-			s.Commits++
-			s.Record(elapsed)
-			v.live.measured.Add(1)
-		}
-	case errors.Is(err, workload.ErrUserAbort):
-		v.live.completed.Add(1)
-		v.live.perKind[kind].Add(1)
-		if counted {
-			s.Rollbacks++
+			if err == nil {
+				s.Commits++
+			} else {
+				s.Rollbacks++ // the workload's own rollback: a completed transaction
+			}
 			s.Record(elapsed)
 			v.live.measured.Add(1)
 		}
@@ -391,7 +388,7 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 	if counted {
 		s.Retries += retries
 	}
-	return err == nil || errors.Is(err, workload.ErrUserAbort)
+	return completed
 }
 
 func (v *vu) noteError(err error) {
