@@ -1,0 +1,243 @@
+package postgres_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+type runJSON struct {
+	Transport string   `json:"transport"`
+	Mode      string   `json:"mode"`
+	TPMSource string   `json:"tpm_source"`
+	NOPM      *float64 `json:"nopm"`
+	Total     struct {
+		Count  int64 `json:"count"`
+		Errors int64 `json:"errors"`
+	} `json:"total"`
+	Errors   []json.RawMessage `json:"errors"`
+	Settings map[string]string `json:"db_settings"`
+}
+
+// build, run and check through the CLI, in every mode, over TCP and the
+// unix socket, and with routines=procedures.
+func TestCLIRunAndCheck(t *testing.T) {
+	s := server(t)
+	urls := map[string]func(*testdb.Server, string) string{"tcp": tcpURL, "unix": unixURL}
+	for _, transport := range []string{"tcp", "unix"} {
+		t.Run(transport, func(t *testing.T) {
+			runModes(t, func(t *testing.T, m workload.Mode) {
+				u := urls[transport](s, freshDB(t))
+				runAndCheck(t, u, m, transport)
+			})
+		})
+	}
+	t.Run("routines=procedures", func(t *testing.T) {
+		u := tcpURL(s, freshDB(t)) + "?routines=procedures"
+		res := runAndCheck(t, u, workload.ModeProcedure, "tcp")
+		if res.Settings["routines"] != "procedures" {
+			t.Errorf("db_settings routines = %q", res.Settings["routines"])
+		}
+	})
+}
+
+func runAndCheck(t *testing.T, u string, m workload.Mode, transport string) runJSON {
+	t.Helper()
+	code, out, stderr := sledge(t, "run", "--db", u, "--mode", m.String(), "--vus", "2", "--iterations", "150", "--json")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var res runJSON
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("run --json: %v\n%s", err, out)
+	}
+	if res.Transport != transport || res.Mode != m.String() || res.TPMSource != "database" {
+		t.Errorf("transport %q mode %q tpm_source %q", res.Transport, res.Mode, res.TPMSource)
+	}
+	if res.NOPM == nil || *res.NOPM <= 0 || res.Total.Count != 300 || res.Total.Errors != 0 || len(res.Errors) != 0 {
+		t.Errorf("nopm %v, count %d, errors %d %s", res.NOPM, res.Total.Count, res.Total.Errors, res.Errors)
+	}
+	if code, out, stderr := sledge(t, "check", "--db", u); code != 0 {
+		t.Errorf("check after a %s run: exit %d: %s%s", m, code, out, stderr)
+	}
+	return res
+}
+
+// A fresh build over TCP (the template is built over the socket) passes
+// every check, condition 11 included, and a second build refuses.
+func TestCLIBuildTCP(t *testing.T) {
+	s := server(t)
+	u := tcpURL(s, "built_tcp")
+	t.Cleanup(func() { _ = tryExec(s, "DROP DATABASE IF EXISTS built_tcp WITH (FORCE)") })
+	if code, _, stderr := sledge(t, "build", "--db", u, "--warehouses", "1", "--build-vus", "2"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	code, out, stderr := sledge(t, "check", "--db", u, "--json")
+	if code != 0 || strings.Contains(out, "skipped") {
+		t.Errorf("check after build: exit %d: %s%s", code, out, stderr)
+	}
+	code, _, stderr = sledge(t, "build", "--db", u)
+	if code == 0 {
+		t.Error("second build succeeded")
+	}
+	oneLine(t, stderr, "already exists")
+	if code, _, stderr := sledge(t, "drop", "--db", u); code != 0 {
+		t.Fatalf("drop: exit %d: %s", code, stderr)
+	}
+	// drop removes the routines too.
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var n int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_proc WHERE proname IN ('neword','payment','delivery','slev','ostat')").Scan(&n); err != nil || n != 0 {
+		t.Errorf("routines left after drop: %d (%v)", n, err)
+	}
+}
+
+// One virtual user, one seed, the same iterations: the three modes (and
+// CALLed procedures) leave identical table contents, timestamps aside.
+func TestSameContentsInEveryMode(t *testing.T) {
+	s := server(t)
+	type variant struct {
+		name, query string
+		mode        workload.Mode
+	}
+	variants := []variant{
+		{"procedure", "", workload.ModeProcedure},
+		{"client", "", workload.ModeClient},
+		{"prepared", "", workload.ModePrepared},
+		{"procedure-calls", "?routines=procedures", workload.ModeProcedure},
+	}
+	hashes := map[string]map[string]string{}
+	for _, v := range variants {
+		name := freshDB(t)
+		u := tcpURL(s, name) + v.query
+		code, _, stderr := sledge(t, "run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
+			"--iterations", "300", "--seed", "7", "--json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", v.name, code, stderr)
+		}
+		hashes[v.name] = tableHashes(t, name)
+	}
+	base := hashes["client"]
+	for _, v := range variants {
+		for table, h := range hashes[v.name] {
+			if h != base[table] {
+				t.Errorf("%s: table %s is %s, client mode left %s", v.name, table, h, base[table])
+			}
+		}
+	}
+	if base["orders"] == "" || strings.HasPrefix(base["orders"], "30000 ") {
+		t.Errorf("no new orders were written: %v", base)
+	}
+}
+
+// tableHashes digests every table's rows in key order without the columns
+// that hold the database clock's time.
+func tableHashes(t *testing.T, database string) map[string]string {
+	t.Helper()
+	queries := map[string]string{
+		"warehouse":  "SELECT w_id, w_ytd FROM warehouse ORDER BY 1",
+		"district":   "SELECT d_w_id, d_id, d_ytd, d_next_o_id FROM district ORDER BY 1, 2",
+		"customer":   "SELECT c_w_id, c_d_id, c_id, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data FROM customer ORDER BY 1, 2, 3",
+		"history":    "SELECT h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_amount, h_data FROM history ORDER BY 1, 2, 3, 4, 5, 6, 7",
+		"orders":     "SELECT o_w_id, o_d_id, o_id, o_c_id, o_carrier_id, o_ol_cnt, o_all_local FROM orders ORDER BY 1, 2, 3",
+		"new_order":  "SELECT no_w_id, no_d_id, no_o_id FROM new_order ORDER BY 1, 2, 3",
+		"order_line": "SELECT ol_w_id, ol_d_id, ol_o_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d IS NULL, ol_quantity, ol_amount, ol_dist_info FROM order_line ORDER BY 1, 2, 3, 4",
+		"stock":      "SELECT s_w_id, s_i_id, s_quantity, s_ytd, s_order_cnt, s_remote_cnt FROM stock ORDER BY 1, 2",
+	}
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, tcpURL(server(t), database))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	out := map[string]string{}
+	for table, q := range queries {
+		// Text protocol: every value as PostgreSQL prints it.
+		rows, err := c.Query(ctx, q, pgx.QueryExecModeSimpleProtocol)
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		h := sha256.New()
+		n := 0
+		for rows.Next() {
+			for _, v := range rows.RawValues() {
+				h.Write(v)
+				h.Write([]byte{0})
+			}
+			h.Write([]byte{'\n'})
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		out[table] = strconv.Itoa(n) + " rows " + hex.EncodeToString(h.Sum(nil))[:16]
+	}
+	return out
+}
+
+// Bad input: one clear line, a non-zero exit, never the password.
+func TestCLIBadInput(t *testing.T) {
+	s := server(t)
+	admin(t, "DROP ROLE IF EXISTS nocreate", "CREATE ROLE nocreate LOGIN PASSWORD 'nocreatepw'",
+		"DROP DATABASE IF EXISTS empty_db", "CREATE DATABASE empty_db")
+	t.Cleanup(func() { _ = tryExec(s, "DROP DATABASE IF EXISTS empty_db") })
+	port, err := testdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	noRoutines := freshDB(t)
+	execIn(t, noRoutines, "DROP FUNCTION neword")
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"wrong password", []string{"run", "--db", fmt.Sprintf("postgres://%s:Wr0ngSecret@%s:%d/tpl", s.User, s.Host, s.Port), "--iterations", "1"},
+			[]string{fmt.Sprintf("password authentication failed for user %q", s.User)}},
+		{"unreachable port", []string{"run", "--db", fmt.Sprintf("postgres://u:p@127.0.0.1:%d/tpcc", port), "--iterations", "1"},
+			[]string{fmt.Sprintf("cannot reach PostgreSQL at 127.0.0.1:%d: connection refused", port)}},
+		{"no CREATEDB", []string{"build", "--db", fmt.Sprintf("postgres://nocreate:nocreatepw@%s:%d/newdb", s.Host, s.Port)},
+			[]string{`user "nocreate" may not create database "newdb": create it as a superuser, or grant CREATEDB`}},
+		{"no schema", []string{"run", "--db", tcpURL(s, "empty_db"), "--iterations", "1"},
+			[]string{"no tpcc schema", "sledge build"}},
+		{"missing database", []string{"run", "--db", tcpURL(s, "no_such_db"), "--iterations", "1"},
+			[]string{`database "no_such_db" does not exist`}},
+		{"routines dropped", []string{"run", "--db", tcpURL(s, noRoutines), "--mode", "procedure", "--iterations", "1"},
+			[]string{"function neword", "sledge drop", "sledge build"}},
+		{"procedures missing their functions", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=procedures", "--iterations", "1"},
+			[]string{"routines=procedures", "function neword"}},
+		{"pipeline", []string{"run", "--db", tcpURL(s, noRoutines), "--mode", "pipeline", "--iterations", "1"},
+			[]string{"pipeline mode is not implemented yet; use procedure, client or prepared"}},
+		{"bad routines", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=both", "--iterations", "1"},
+			[]string{"use functions or procedures"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, stderr := sledge(t, tt.args...)
+			if code == 0 {
+				t.Fatalf("exit 0: %s", out)
+			}
+			oneLine(t, stderr, tt.want...)
+			for _, secret := range []string{s.Password, "Wr0ngSecret", "nocreatepw"} {
+				if strings.Contains(stderr+out, secret) {
+					t.Errorf("output shows a password: %s", stderr)
+				}
+			}
+		})
+	}
+}

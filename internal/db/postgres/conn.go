@@ -1,0 +1,389 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// SQLSTATEs sledge acts on.
+const (
+	codeSerialization = "40001" // serialization_failure
+	codeDeadlock      = "40P01" // deadlock_detected
+	codeLockNotAvail  = "55P03" // lock_not_available (lock_timeout)
+	codeUndefinedTab  = "42P01" // undefined_table
+	// codeInvalidItem is raised by the neword routine for an unused item
+	// (procedures.sql): TPC-C's 1% rollback, not a failure.
+	codeInvalidItem = "SLD01"
+)
+
+var (
+	errConnRefused = syscall.ECONNREFUSED
+	errNoSocket    = syscall.ENOENT
+)
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// routineNames are the procedure-mode routines procedures.sql creates.
+var routineNames = []string{"neword", "payment", "delivery", "slev", "ostat"}
+
+// Connect opens one virtual user's session on its own connection. In
+// procedure mode it first makes sure the routines the URL asks for
+// (routines=functions|procedures) exist: it never switches silently to the
+// other kind.
+func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.Conn, error) {
+	if err := d.Supports(w, m); err != nil {
+		return nil, err
+	}
+	text, err := d.statements(w)
+	if err != nil {
+		return nil, err
+	}
+	mode := pgx.QueryExecModeCacheStatement
+	if m == workload.ModeClient {
+		mode = pgx.QueryExecModeSimpleProtocol
+	}
+	pc, err := d.connect(ctx, d.cfg, mode)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{c: pc, mode: m, w: w, text: text}
+	if m == workload.ModeProcedure {
+		if d.routines == Procedures {
+			// CALL texts: the function's arguments plus the INOUT result.
+			c.text = procedureCalls(text)
+		}
+		if err := d.checkRoutines(ctx, pc); err != nil {
+			_ = pc.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// procedureCalls returns text with each "<tx>.call" replaced by its
+// "<tx>.call_procedure" text (statements.sql keeps both kinds).
+func procedureCalls(text map[string]string) map[string]string {
+	out := make(map[string]string, len(text))
+	for k, v := range text {
+		out[k] = v
+	}
+	for _, r := range routineNames {
+		if p, ok := text[r+".call_procedure"]; ok {
+			out[r+".call"] = p
+		}
+	}
+	return out
+}
+
+// checkRoutines fails when the schema is built but a routine procedure
+// mode needs is missing: the functions, and with routines=procedures also
+// the procedures (which call the functions). Without a schema (before build
+// creates the routines, or run on an empty database) it says nothing: the
+// workload reports the missing schema itself.
+func (d *DB) checkRoutines(ctx context.Context, c *pgx.Conn) error {
+	var found []string // "f neword", "p neword"
+	var built bool
+	err := c.QueryRow(ctx, `SELECT coalesce(array_agg(prokind::text || ' ' || proname::text), '{}'), to_regclass('sledge_meta') IS NOT NULL
+FROM pg_proc WHERE prokind IN ('f', 'p') AND proname = ANY($1) AND pg_function_is_visible(oid)`,
+		routineNames).Scan(&found, &built)
+	if err != nil {
+		return fmt.Errorf("postgres: look up routines: %w", classify(err))
+	}
+	if !built {
+		return nil
+	}
+	kinds := []string{"function"}
+	if d.routines == Procedures {
+		kinds = append(kinds, "procedure")
+	}
+	var missing []string
+	for _, k := range kinds {
+		for _, r := range routineNames {
+			if !slices.Contains(found, k[:1]+" "+r) {
+				missing = append(missing, k+" "+r)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("postgres: --mode procedure (routines=%s) needs routines missing from database %q: %s; rebuild with `sledge drop` then `sledge build`, or use --mode client or prepared",
+		d.routines, d.cfg.Database, strings.Join(missing, ", "))
+}
+
+// conn is one session: its own pgx.Conn, whose query mode is the session's
+// mode (pgx caches the prepared statements per connection).
+type conn struct {
+	c    *pgx.Conn
+	mode workload.Mode
+	w    string
+	text map[string]string // shared by every session; read only
+	inTx bool
+}
+
+func (c *conn) Mode() workload.Mode { return c.mode }
+
+func (c *conn) sql(name string) (string, error) {
+	if q, ok := c.text[name]; ok {
+		return q, nil
+	}
+	return "", fmt.Errorf("postgres: no statement %q for workload %s", name, c.w)
+}
+
+func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
+	q, err := c.sql(name)
+	if err != nil {
+		return 0, err
+	}
+	tag, err := c.c.Exec(ctx, q, args...)
+	if err != nil {
+		return 0, wrap("exec", name, err)
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.Row {
+	q, err := c.sql(name)
+	if err != nil {
+		return &row{err: err}
+	}
+	return &row{r: c.c.QueryRow(ctx, q, args...), name: name}
+}
+
+func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Rows, error) {
+	q, err := c.sql(name)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := c.c.Query(ctx, q, args...)
+	if err != nil {
+		return nil, wrap("query", name, err)
+	}
+	return &rows{rs: rs, name: name}, nil
+}
+
+// InTx runs fn between BEGIN and COMMIT at the server's default isolation
+// (READ COMMITTED); the statements take the row locks the transactions
+// need (FOR UPDATE in statements.sql). BEGIN and COMMIT have no arguments,
+// so pgx sends them as simple queries in every mode.
+func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx context.Context) error) error {
+	if c.inTx {
+		return errors.New("postgres: InTx called inside a transaction")
+	}
+	begin := "BEGIN"
+	if opts.ReadOnly {
+		begin = "BEGIN READ ONLY"
+	}
+	if _, err := c.c.Exec(ctx, begin); err != nil {
+		return wrap("begin", "", err)
+	}
+	c.inTx = true
+	defer func() { c.inTx = false }()
+	if err := fn(ctx); err != nil {
+		return c.rollback(ctx, err)
+	}
+	if _, err := c.c.Exec(ctx, "COMMIT"); err != nil {
+		return c.rollback(ctx, wrap("commit", "", err))
+	}
+	return nil
+}
+
+// rollback ends the transaction after err and returns err. It runs without
+// ctx's cancellation, so the session is usable again.
+func (c *conn) rollback(ctx context.Context, err error) error {
+	if c.c.IsClosed() {
+		return err
+	}
+	if _, rerr := c.c.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+		return fmt.Errorf("%w (and rollback failed: %w)", err, classify(rerr))
+	}
+	return err
+}
+
+func (c *conn) Close(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	return c.c.Close(ctx)
+}
+
+// row is a single-row result whose Scan maps errors like every call.
+type row struct {
+	r    pgx.Row
+	name string
+	err  error
+}
+
+func (r *row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.r.Scan(dest...); err != nil {
+		return wrap("query", r.name, err)
+	}
+	normalize(dest)
+	return nil
+}
+
+type rows struct {
+	rs   pgx.Rows
+	name string
+}
+
+func (r *rows) Next() bool { return r.rs.Next() }
+
+func (r *rows) Scan(dest ...any) error {
+	if err := r.rs.Scan(dest...); err != nil {
+		return wrap("query", r.name, err)
+	}
+	normalize(dest)
+	return nil
+}
+
+func (r *rows) Err() error {
+	if err := r.rs.Err(); err != nil {
+		return wrap("query", r.name, err)
+	}
+	return nil
+}
+
+func (r *rows) Close() error {
+	r.rs.Close()
+	return nil
+}
+
+// timeTextCodec is timestamptz that also scans into a *string ("YYYY-MM-DD
+// HH:MM:SS[.ffffff]", UTC), which pgx's own codec refuses in the binary
+// format. Registered per connection; other targets take pgx's plans.
+type timeTextCodec struct{ pgtype.TimestamptzCodec }
+
+func (c *timeTextCodec) PlanScan(m *pgtype.Map, oid uint32, format int16, target any) pgtype.ScanPlan {
+	if _, ok := target.(*string); ok {
+		if inner := c.TimestamptzCodec.PlanScan(m, oid, format, &pgtype.Timestamptz{}); inner != nil {
+			return timeTextPlan{inner}
+		}
+	}
+	return c.TimestamptzCodec.PlanScan(m, oid, format, target)
+}
+
+type timeTextPlan struct{ inner pgtype.ScanPlan }
+
+func (p timeTextPlan) Scan(src []byte, dst any) error {
+	if src == nil {
+		return errors.New("cannot scan NULL into *string")
+	}
+	var ts pgtype.Timestamptz
+	if err := p.inner.Scan(src, &ts); err != nil {
+		return err
+	}
+	*dst.(*string) = ts.Time.UTC().Format(readTimeLayout)
+	return nil
+}
+
+// normalize gives *any targets portable values: times as text (as SQLite
+// returns them) and numerics as float64.
+func normalize(dest []any) {
+	for _, d := range dest {
+		p, ok := d.(*any)
+		if !ok {
+			continue
+		}
+		switch v := (*p).(type) {
+		case time.Time:
+			*p = v.UTC().Format(readTimeLayout)
+		case pgtype.Numeric:
+			if f, err := v.Float64Value(); err == nil && f.Valid {
+				*p = f.Float64
+			} else {
+				*p = nil
+			}
+		case int32:
+			*p = int64(v)
+		case int16:
+			*p = int64(v)
+		}
+	}
+}
+
+// readTimeLayout is how a date reaches a *string or *any target.
+const readTimeLayout = "2006-01-02 15:04:05.999999"
+
+// opError is a failed database call: the operation, the statement name and
+// PostgreSQL's error, classified for the engine. Unwrap returns both the
+// original error and the workload sentinel (ErrRetry, ErrNoRows,
+// ErrNoSchema, ErrUserAbort), so errors.Is matches either.
+type opError struct {
+	op, stmt string
+	err      error
+	kind     error // a workload sentinel, or nil
+}
+
+func (e *opError) Error() string {
+	s := "postgres: " + e.op
+	if e.stmt != "" {
+		s += " " + e.stmt
+	}
+	return s + ": " + e.err.Error()
+}
+
+func (e *opError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.kind}
+}
+
+// wrap names the operation and classifies err. The message is built only
+// when read, so an expected outcome (no rows) costs one small allocation.
+func wrap(op, stmt string, err error) error {
+	return &opError{op: op, stmt: stmt, err: err, kind: kind(err)}
+}
+
+// classify adds the workload sentinel err matches, if any, keeping its
+// message.
+func classify(err error) error {
+	k := kind(err)
+	if k == nil || errors.Is(err, k) {
+		return err
+	}
+	return &classified{err: err, kind: k}
+}
+
+type classified struct{ err, kind error }
+
+func (e *classified) Error() string   { return e.err.Error() }
+func (e *classified) Unwrap() []error { return []error{e.err, e.kind} }
+
+// kind is the workload sentinel for a PostgreSQL error, or nil.
+func kind(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return workload.ErrNoRows
+	}
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	switch pe.Code {
+	case codeSerialization, codeDeadlock, codeLockNotAvail:
+		return workload.ErrRetry
+	case codeUndefinedTab:
+		return workload.ErrNoSchema
+	case codeInvalidItem:
+		return workload.ErrUserAbort
+	}
+	return nil
+}

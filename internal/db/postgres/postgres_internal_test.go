@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"bytes"
+	"net/url"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/workload"
+	"github.com/sledge-bench/sledge/internal/workload/tpcc"
+)
+
+// Every statement the workload names in any mode is defined, and nothing
+// else but the CALL texts of routines=procedures.
+func TestStatementsMatchWorkload(t *testing.T) {
+	named, err := db.SQLFiles{FS: sqlFS}.Named("tpcc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := tpcc.New(tpcc.Config{Warehouses: 1})
+	want := map[string]bool{}
+	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared} {
+		for _, s := range w.Statements(m) {
+			want[s] = true
+		}
+	}
+	for _, r := range routineNames {
+		want[r+".call_procedure"] = true
+	}
+	var missing, extra []string
+	for s := range want {
+		if _, ok := named[s]; !ok {
+			missing = append(missing, s)
+		}
+	}
+	for s := range named {
+		if !want[s] {
+			extra = append(extra, s)
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(extra)
+	if len(missing) > 0 || len(extra) > 0 {
+		t.Errorf("statements.sql/checks.sql: missing %v, unknown %v", missing, extra)
+	}
+	for _, name := range []string{"tables", "indexes", "procedures", "drop"} {
+		stmts, ok, err := db.SQLFiles{FS: sqlFS}.Script("tpcc", name)
+		if err != nil || !ok || len(stmts) == 0 {
+			t.Errorf("%s.sql: ok=%v err=%v statements=%d", name, ok, err, len(stmts))
+		}
+	}
+}
+
+func TestParseURL(t *testing.T) {
+	tests := []struct {
+		url       string
+		routines  Routines
+		transport string
+		timeout   time.Duration
+		wantErr   string
+	}{
+		{url: "postgres://u:p@127.0.0.1:5432/tpcc", routines: Functions, transport: "tcp", timeout: 5 * time.Second},
+		{url: "postgresql://u@/tpcc?host=/run/postgresql&routines=procedures", routines: Procedures, transport: "unix", timeout: 5 * time.Second},
+		{url: "postgres://u@db:5433/tpcc?routines=FUNCTIONS&connect_timeout=2", routines: Functions, transport: "tcp", timeout: 2 * time.Second},
+		{url: "postgres://u@db/tpcc?routines=both", wantErr: "bad value \"both\" for routines: use functions or procedures"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.url, func(t *testing.T) {
+			u, err := url.Parse(tt.url)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, r, err := parseURL(u)
+			if tt.wantErr != "" {
+				if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.wantErr)) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := &DB{cfg: cfg, routines: r}
+			if r != tt.routines || d.transport() != tt.transport || cfg.ConnectTimeout != tt.timeout {
+				t.Errorf("routines %v transport %s timeout %v; want %v %s %v", r, d.transport(), cfg.ConnectTimeout, tt.routines, tt.transport, tt.timeout)
+			}
+			if _, ok := cfg.RuntimeParams["routines"]; ok {
+				t.Error("routines= reached pgx's runtime parameters")
+			}
+		})
+	}
+}
+
+func TestAppendCopyText(t *testing.T) {
+	var b bytes.Buffer
+	ts := time.Date(2024, 5, 6, 7, 8, 9, 0, time.UTC)
+	rows := [][]any{
+		{int64(1), 12.5, "a\tb\\c\nd", nil, ts},
+		{int64(-2), 0.01, "", nil, ts},
+	}
+	if err := appendCopyText(&b, rows, 5); err != nil {
+		t.Fatal(err)
+	}
+	want := "1\t12.5\ta\\tb\\\\c\\nd\t\\N\t2024-05-06 07:08:09Z\n-2\t0.01\t\t\\N\t2024-05-06 07:08:09Z\n"
+	if b.String() != want {
+		t.Errorf("got %q\nwant %q", b.String(), want)
+	}
+	if err := appendCopyText(&b, [][]any{{struct{}{}}}, 1); err == nil {
+		t.Error("unsupported type accepted")
+	}
+	if err := appendCopyText(&b, [][]any{{int64(1)}}, 2); err == nil {
+		t.Error("short row accepted")
+	}
+}
