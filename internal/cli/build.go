@@ -34,7 +34,9 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 			if err != nil {
 				return err
 			}
-			return runBuild(cmd.Context(), env, &o.common, w, url, o.vus)
+			job, jenv := startJob(cmd, env, "build", w, url)
+			o.job = job
+			return job.end(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.vus))
 		},
 	}
 	addCommon(cmd, &o.common, "build", 1)
@@ -65,10 +67,12 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 		return err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
+	c.job.setDB(ctx, s, vus)
 	res, err := build(ctx, env, s, w, c.seed, vus, c.jsonOut)
 	if err != nil {
 		return err
 	}
+	c.job.setSummary(res)
 	if c.jsonOut {
 		return json.NewEncoder(env.Stdout).Encode(res)
 	}

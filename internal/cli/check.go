@@ -23,7 +23,9 @@ func newCheck(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return runCheck(cmd.Context(), env, &o.common, w, url)
+			job, jenv := startJob(cmd, env, "check", w, url)
+			o.job = job
+			return job.end(cmd.Context(), runCheck(cmd.Context(), jenv, &o.common, w, url))
 		},
 	}
 	addCommon(cmd, &o.common, "check", 0)
@@ -45,6 +47,7 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 		return err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
+	c.job.setDB(ctx, s, 1)
 	if noSchema, err := s.attach(ctx, w); err != nil {
 		if noSchema {
 			return noSchemaErr(w.Name(), s.url, c.explicit)
@@ -91,9 +94,10 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 			fmt.Fprintln(env.Stdout, line)
 		}
 	}
+	result := map[string]any{"workload": w.Name(), "database": s.url, "passed": failed == 0, "checks": out}
+	c.job.setSummary(result)
 	if c.jsonOut {
-		if err := writeJSON(env.Stdout, map[string]any{"workload": w.Name(), "database": s.url,
-			"passed": failed == 0, "checks": out}); err != nil {
+		if err := writeJSON(env.Stdout, result); err != nil {
 			return err
 		}
 	} else if failed == 0 {

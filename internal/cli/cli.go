@@ -138,7 +138,10 @@ With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
 		return usageErr("%s (see sledge %s --help)", cleanFlagError(err), c.Name())
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
-	root.AddCommand(newBuild(env), newRun(env), newCheck(env), newDrop(env))
+	pf := root.PersistentFlags()
+	pf.String("jobs-db", "", "job store file (default: $SLEDGE_JOBS_DB, else $XDG_DATA_HOME/sledge/jobs.db)")
+	pf.Bool("no-job", false, "do not record this build, run or check in the job store")
+	root.AddCommand(newBuild(env), newRun(env), newCheck(env), newDrop(env), newJobs(env))
 	return root
 }
 
@@ -172,7 +175,8 @@ type common struct {
 	seedSet  bool
 	wlName   string
 	wlNew    map[string]func(seed uint64) (workload.Workload, error)
-	explicit bool // the user named the database (flag or SLEDGE_DB)
+	explicit bool    // the user named the database (flag or SLEDGE_DB)
+	job      *jobRun // the job being recorded, nil when none
 }
 
 func addCommon(cmd *cobra.Command, c *common, name string, defaultSeed uint64) {

@@ -125,6 +125,8 @@ func TestInterruptPrintsSummaryAndExits130(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			cmd := exec.Command(bin, "run", "--db", "sqlite://"+path, "--vus", "2", "--rampup", "1s", "--duration", "5m")
+			home := t.TempDir() // the job store, away from the real home
+			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_JOBS_DB=")
 			var stdout strings.Builder
 			cmd.Stdout = &stdout
 			stderr, err := cmd.StderrPipe()
@@ -164,6 +166,9 @@ func TestInterruptPrintsSummaryAndExits130(t *testing.T) {
 			}
 			if strings.Contains(errText.String(), "goroutine ") {
 				t.Errorf("stack trace:\n%s", errText.String())
+			}
+			if l := listJobs(t, home); len(l.Jobs) != 1 || l.Jobs[0].Status != "interrupted" || l.Jobs[0].NOPM == nil {
+				t.Errorf("job after %s: %+v", sig, l.Jobs)
 			}
 		})
 	}

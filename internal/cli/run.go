@@ -52,7 +52,9 @@ flight finish, and the summary of what was measured is printed (exit 130).`,
 			if err != nil {
 				return err
 			}
-			return runRun(cmd.Context(), env, o, w, url)
+			job, jenv := startJob(cmd, env, "run", w, url)
+			o.job = job
+			return job.end(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
 		},
 	}
 	addCommon(cmd, &o.common, "run", 0)
@@ -120,6 +122,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)
 	}
+	o.job.setRun(info, mode, o.vus, o.seed, w.Mix())
 
 	plan.Connect = func(ctx context.Context, vu int) (workload.Conn, error) {
 		return s.db.Connect(ctx, w.Name(), mode)
@@ -150,11 +153,13 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			w.Name(), s.url, info.Driver, info.Version, info.Transport, mode, o.vus, plural(o.vus), scaleText(w), o.seed)
 	}
 	live := engine.NewLive(plan)
+	o.job.sample(live)
 	var disp *progress
 	if !o.jsonOut {
 		disp = startProgress(env, 10*time.Second, runRenderer(plan, live))
 	}
 	res, runErr := engine.Run(ctx, plan, live)
+	o.job.runDone(res, plan.Mix)
 	if disp != nil {
 		disp.Stop()
 	}
@@ -162,6 +167,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		return runErr
 	}
 	sum := summarize(w, s, info, mode, o, res)
+	o.job.setSummary(sum)
 	if o.jsonOut {
 		if err := writeJSON(env.Stdout, sum); err != nil {
 			return err

@@ -253,7 +253,17 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	var probeErr error
 	if measured {
 		// In iterations mode every VU has finished: nothing is in flight.
+		// Their sessions are closed before the end is read, because some
+		// servers publish a session's counters only now and then, but
+		// always when it ends (PostgreSQL: at most once a second).
 		// In a timed run the transactions in flight now are not counted.
+		if !timed {
+			<-allDone
+			for i, c := range conns {
+				_ = c.Close(background)
+				conns[i] = nil
+			}
+		}
 		res.MeasureEnd = end
 		res.After, probeErr = probe(background, p)
 	}

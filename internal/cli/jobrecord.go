@@ -1,0 +1,405 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// flushEvery is how often a running job's time series and log are appended
+// to the store: what a SIGKILL can lose at most.
+const flushEvery = 5 * time.Second
+
+// jobsPath is --jobs-db, else $SLEDGE_JOBS_DB, else
+// $XDG_DATA_HOME/sledge/jobs.db (~/.local/share/sledge/jobs.db), whose
+// directory it creates.
+func jobsPath(cmd *cobra.Command, env *Env) (string, error) {
+	p := ""
+	if f := cmd.Flag("jobs-db"); f != nil {
+		p = f.Value.String()
+	}
+	if p == "" {
+		p = env.Getenv("SLEDGE_JOBS_DB")
+	}
+	if p != "" {
+		return p, nil
+	}
+	dir := env.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home := env.Getenv("HOME")
+		if home == "" {
+			return "", errors.New("cannot find a place for the job store: HOME is not set; use --jobs-db PATH")
+		}
+		dir = filepath.Join(home, ".local", "share")
+	}
+	dir = filepath.Join(dir, "sledge")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("cannot create %s for the job store: %v; use --jobs-db PATH", dir, unwrapPath(err))
+	}
+	return filepath.Join(dir, "jobs.db"), nil
+}
+
+// jobRun records one build, run or check in the job store while it runs.
+// A nil *jobRun (--no-job, or a store that cannot be opened) records
+// nothing: every method is a no-op on it.
+type jobRun struct {
+	warnTo  io.Writer // the real stderr: store warnings are not part of the log
+	store   *jobs.Store
+	job     jobs.Job
+	spec    map[string]any
+	secrets []string
+	start   time.Time
+
+	mu      sync.Mutex
+	samples []jobs.Sample // not yet in the store
+	lines   []jobs.LogLine
+	nSample int
+	nLine   int
+	warned  bool
+	hists   []jobs.Histogram
+
+	stopSample func()
+	stopFlush  chan struct{}
+	flushDone  chan struct{}
+}
+
+// startJob records a running job of the given kind, unless --no-job, and
+// returns the environment the command must use: its stderr is copied to
+// the job's log.
+func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, rawURL string) (*jobRun, *Env) {
+	if f := cmd.Flag("no-job"); f != nil && f.Value.String() == "true" {
+		return nil, env
+	}
+	ctx := context.WithoutCancel(cmd.Context())
+	path, err := jobsPath(cmd, env)
+	var st *jobs.Store
+	if err == nil {
+		st, err = jobs.Open(ctx, path)
+	}
+	if err != nil {
+		// The benchmark matters more than its record: warn and go on.
+		fmt.Fprintf(env.Stderr, "sledge: warning: this %s is not recorded: %s (--no-job skips the job store)\n", kind, oneLine(err.Error()))
+		return nil, env
+	}
+	r := &jobRun{warnTo: env.Stderr, store: st, secrets: jobs.Secrets(rawURL), start: time.Now()}
+	r.spec = specOf(cmd, kind, w.Name(), rawURL)
+	r.job = jobs.Job{Kind: kind, Workload: w.Name(), Database: db.Redact(rawURL), Version: Version(),
+		Host: jobs.ThisHost(), Started: r.start, Spec: r.specJSON()}
+	if err := st.Create(ctx, &r.job); err != nil {
+		fmt.Fprintf(env.Stderr, "sledge: warning: this %s is not recorded: %s (--no-job skips the job store)\n", kind, oneLine(err.Error()))
+		_ = st.Close()
+		return nil, env
+	}
+	r.stopFlush, r.flushDone = make(chan struct{}), make(chan struct{})
+	go r.flushLoop()
+	jenv := *env
+	jenv.Stderr = &logTee{w: env.Stderr, r: r}
+	return r, &jenv
+}
+
+// specOf is the command as JSON: every option with its value (the ones
+// given and the defaults), with the database URL redacted.
+func specOf(cmd *cobra.Command, kind, wl, rawURL string) map[string]any {
+	opts := map[string]any{}
+	var set []string
+	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "db" {
+			v = db.Redact(v)
+		}
+		opts[f.Name] = typedValue(f.Value.Type(), v)
+		if f.Changed {
+			set = append(set, f.Name)
+		}
+	})
+	if set == nil {
+		set = []string{}
+	}
+	return map[string]any{"command": kind, "workload": wl, "database": db.Redact(rawURL), "options": opts, "set": set}
+}
+
+// typedValue keeps numbers and booleans as JSON numbers and booleans.
+func typedValue(typ, v string) any {
+	switch {
+	case typ == "bool":
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	case strings.HasPrefix(typ, "int") || strings.HasPrefix(typ, "uint") || strings.HasPrefix(typ, "float"):
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return json.Number(v)
+		}
+	}
+	return v
+}
+
+func (r *jobRun) specJSON() json.RawMessage {
+	b, err := json.Marshal(r.spec)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return json.RawMessage(jobs.Scrub(string(b), r.secrets))
+}
+
+// warn reports the first store failure once; the command goes on.
+func (r *jobRun) warn(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.warned {
+		r.warned = true
+		fmt.Fprintf(r.warnTo, "sledge: warning: job %d may be incomplete: %s\n", r.job.ID, oneLine(err.Error()))
+	}
+}
+
+func (r *jobRun) update() {
+	if err := r.store.Update(context.Background(), &r.job); err != nil {
+		r.warn(err)
+	}
+}
+
+// setDB records the database a build or check works on.
+func (r *jobRun) setDB(ctx context.Context, s *session, vus int) {
+	if r == nil {
+		return
+	}
+	if info, err := s.db.Info(ctx); err == nil {
+		r.job.DB = dbInfo(info)
+	}
+	if r.job.Kind == "check" {
+		r.job.Mode = s.mode.String()
+	}
+	r.job.VUs = vus
+	r.update()
+}
+
+func dbInfo(i db.Info) jobs.DBInfo {
+	return jobs.DBInfo{Driver: i.Driver, Version: i.Version, Transport: i.Transport, Settings: i.Settings}
+}
+
+// setRun records what a run resolved: database, mode, VUs, the seed it
+// really uses (so the spec repeats the run) and the transaction types.
+func (r *jobRun) setRun(info db.Info, mode workload.Mode, vus int, seed uint64, mix []workload.TxType) {
+	if r == nil {
+		return
+	}
+	r.job.DB = dbInfo(info)
+	r.job.Mode, r.job.VUs = mode.String(), vus
+	if opts, ok := r.spec["options"].(map[string]any); ok {
+		opts["seed"] = json.Number(strconv.FormatUint(seed, 10))
+	}
+	if mode := mode.String(); mode != "" {
+		if opts, ok := r.spec["options"].(map[string]any); ok {
+			opts["mode"] = mode
+		}
+	}
+	r.job.Spec = r.specJSON()
+	r.job.TxTypes = make([]string, len(mix))
+	for i, t := range mix {
+		r.job.TxTypes[i] = t.Name
+	}
+	r.update()
+}
+
+// sample starts the once-a-second transaction counter of a run.
+func (r *jobRun) sample(live *engine.Live) {
+	if r == nil {
+		return
+	}
+	r.stopSample = engine.Sample(live, time.Second, func(t engine.Tick) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.nSample++
+		r.samples = append(r.samples, jobs.Sample{Seq: r.nSample, ElapsedMs: t.At.Sub(r.start).Milliseconds(),
+			SpanMs: t.Span.Milliseconds(), Phase: t.Phase.String(), Completed: t.Completed(),
+			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType})
+	})
+}
+
+// runDone stops the counter as soon as the run returns and keeps the
+// latency histograms of the measured interval.
+func (r *jobRun) runDone(res *engine.Result, mix []workload.TxType) {
+	if r == nil {
+		return
+	}
+	if r.stopSample != nil {
+		r.stopSample()
+		r.stopSample = nil
+	}
+	if res == nil {
+		return
+	}
+	for i := range res.Stats {
+		b, err := res.Stats[i].EncodeHistogram()
+		if err != nil {
+			r.warn(err)
+			continue
+		}
+		if b != nil && i < len(mix) {
+			r.hists = append(r.hists, jobs.Histogram{TxType: mix[i].Name, Unit: "us", HDR: string(b)})
+		}
+	}
+}
+
+// setSummary keeps the command's result: the object --json prints.
+func (r *jobRun) setSummary(v any) {
+	if r == nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		r.warn(fmt.Errorf("summary: %w", err))
+		return
+	}
+	r.job.Summary = json.RawMessage(jobs.Scrub(string(b), r.secrets))
+}
+
+// end records how the command ended and returns its error unchanged. A
+// usage error (exit 2) removes the job: a mistyped option is not a job.
+func (r *jobRun) end(ctx context.Context, err error) error {
+	if r == nil {
+		return err
+	}
+	if r.stopSample != nil {
+		r.stopSample()
+	}
+	close(r.stopFlush)
+	<-r.flushDone
+	bg := context.Background()
+	defer r.store.Close()
+	code := exitCode(ctx, err)
+	if code == ExitUsage {
+		if derr := r.store.Delete(bg, r.job.ID); derr != nil {
+			r.warn(derr)
+		}
+		return err
+	}
+	switch code {
+	case ExitOK:
+		r.job.Status = jobs.Completed
+	case ExitInterrupted:
+		r.job.Status = jobs.Interrupted
+	default:
+		r.job.Status = jobs.Failed
+	}
+	var silent errSilent
+	if err != nil && !errors.As(err, &silent) {
+		msg := jobs.Scrub(oneLine(err.Error()), r.secrets)
+		r.job.Error = msg
+		r.addLine("sledge: " + msg) // as Main prints it
+	}
+	r.flush()
+	r.job.Ended = time.Now()
+	if ferr := r.store.Finish(bg, &r.job, r.hists); ferr != nil {
+		r.warn(ferr)
+	}
+	return err
+}
+
+// exitCode is the status Main gives err.
+func exitCode(ctx context.Context, err error) int {
+	var silent errSilent
+	var ee *exitError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &silent):
+		return silent.code
+	case errors.As(err, &ee):
+		return ee.code
+	case isUsage(err):
+		return ExitUsage
+	case ctx.Err() != nil:
+		return ExitInterrupted
+	}
+	return ExitFailure
+}
+
+func (r *jobRun) flushLoop() {
+	defer close(r.flushDone)
+	t := time.NewTicker(flushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stopFlush:
+			return
+		case <-t.C:
+			r.flush()
+		}
+	}
+}
+
+// flush appends what was sampled and logged since the last flush, in one
+// short transaction.
+func (r *jobRun) flush() {
+	r.mu.Lock()
+	samples, lines := r.samples, r.lines
+	r.samples, r.lines = nil, nil
+	r.mu.Unlock()
+	if err := r.store.Append(context.Background(), r.job.ID, samples, lines); err != nil {
+		r.warn(err)
+	}
+}
+
+func (r *jobRun) addLine(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nLine++
+	r.lines = append(r.lines, jobs.LogLine{Seq: r.nLine, ElapsedMs: time.Since(r.start).Milliseconds(),
+		Line: jobs.Scrub(line, r.secrets)})
+}
+
+// logTee copies what the command writes on stderr to the job's log, line
+// by line. A carriage return starts the line over, so a progress bar's
+// redraws leave nothing behind.
+type logTee struct {
+	w   io.Writer
+	r   *jobRun
+	mu  sync.Mutex
+	buf []byte
+}
+
+// maxLogLine bounds one stored line.
+const maxLogLine = 4096
+
+var ansiEscape = regexp.MustCompile(`\x1b\[[0-9;?]*[A-Za-z]`)
+
+func (t *logTee) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, c := range p {
+		switch c {
+		case '\n':
+			if line := strings.TrimRight(ansiEscape.ReplaceAllString(string(t.buf), ""), " \t"); line != "" {
+				t.r.addLine(line)
+			}
+			t.buf = t.buf[:0]
+		case '\r':
+			t.buf = t.buf[:0]
+		default:
+			if len(t.buf) < maxLogLine {
+				t.buf = append(t.buf, c)
+			}
+		}
+	}
+	return t.w.Write(p)
+}

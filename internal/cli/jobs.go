@@ -1,0 +1,700 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+func newJobs(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "jobs",
+		Short: "List, show, compare, export and delete the recorded builds, runs and checks",
+		Long: `Every build, run and check is recorded as a job in the job store, an SQLite
+file: --jobs-db, else $SLEDGE_JOBS_DB, else $XDG_DATA_HOME/sledge/jobs.db
+(~/.local/share/sledge/jobs.db). --no-job on a command leaves it out.
+
+A job holds the command and every option (passwords redacted), the sledge
+version, the database's version and settings, the host, start and end,
+status, the summary, per-type latency histograms, the once-a-second
+transaction counter and the log (see docs/jobs.md).
+
+Statuses: running, completed, interrupted (Ctrl-C: what was measured is
+kept), failed, and incomplete: the process died (SIGKILL, crash) while it
+ran; what it recorded until then is kept.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newJobsList(env), newJobsShow(env), newJobsDiff(env), newJobsExport(env), newJobsDelete(env))
+	return cmd
+}
+
+func openJobs(cmd *cobra.Command, env *Env) (*jobs.Store, error) {
+	path, err := jobsPath(cmd, env)
+	if err != nil {
+		return nil, err
+	}
+	return jobs.Open(cmd.Context(), path)
+}
+
+func parseJobID(s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id < 1 {
+		return 0, usageErr("%q is not a job id: ids are whole numbers, see sledge jobs list", s)
+	}
+	return id, nil
+}
+
+func getJob(ctx context.Context, st *jobs.Store, arg string) (*jobs.Record, error) {
+	id, err := parseJobID(arg)
+	if err != nil {
+		return nil, err
+	}
+	r, err := st.Get(ctx, id)
+	if errors.Is(err, jobs.ErrNotFound) {
+		return nil, fmt.Errorf("no job %d in %s", id, st.Path())
+	}
+	return r, err
+}
+
+// runFigures are the headline numbers of a run's summary.
+type runFigures struct {
+	NOPM *float64 `json:"nopm"`
+	TPM  *float64 `json:"tpm"`
+}
+
+func figures(j *jobs.Job) runFigures {
+	var f runFigures
+	if j.Kind == "run" && len(j.Summary) > 0 {
+		_ = json.Unmarshal(j.Summary, &f) // no summary: no figures
+	}
+	return f
+}
+
+// listJSON is one line of `jobs list --json`.
+type listJSON struct {
+	ID        int64    `json:"id"`
+	Kind      string   `json:"kind"`
+	Workload  string   `json:"workload"`
+	Database  string   `json:"database"`
+	Mode      string   `json:"mode,omitempty"`
+	VUs       int      `json:"vus,omitempty"`
+	Status    string   `json:"status"`
+	Started   string   `json:"started"`
+	Ended     string   `json:"ended,omitempty"`
+	DurationS float64  `json:"duration_s"`
+	NOPM      *float64 `json:"nopm,omitempty"`
+	TPM       *float64 `json:"tpm,omitempty"`
+	Error     string   `json:"error,omitempty"`
+}
+
+func newJobsList(env *Env) *cobra.Command {
+	var limit int
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List the recorded jobs, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openJobs(cmd, env)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			list, err := st.List(cmd.Context(), limit)
+			if err != nil {
+				return err
+			}
+			out := make([]listJSON, 0, len(list))
+			for _, j := range list {
+				f := figures(j)
+				l := listJSON{ID: j.ID, Kind: j.Kind, Workload: j.Workload, Database: j.Database, Mode: j.Mode,
+					VUs: j.VUs, Status: string(j.Status), Started: j.Started.Format(time.RFC3339),
+					DurationS: math.Round(j.Duration().Seconds()*1000) / 1000, NOPM: f.NOPM, TPM: f.TPM, Error: j.Error}
+				if !j.Ended.IsZero() {
+					l.Ended = j.Ended.Format(time.RFC3339)
+				}
+				out = append(out, l)
+			}
+			if jsonOut {
+				return writeJSON(env.Stdout, map[string]any{"store": st.Path(), "jobs": out})
+			}
+			if len(out) == 0 {
+				fmt.Fprintf(env.Stdout, "no jobs in %s yet\n", st.Path())
+				return nil
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "ID\tKIND\tWORKLOAD\tDATABASE\tMODE\tVUS\tSTATUS\tSTARTED\tDURATION\tNOPM\tTPM")
+			for k, l := range out {
+				vus := ""
+				if l.VUs > 0 {
+					vus = strconv.Itoa(l.VUs)
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Kind, l.Workload,
+					l.Database, dash(l.Mode), dash(vus), l.Status, list[k].Started.Local().Format("2006-01-02 15:04:05"), shortDuration(time.Duration(l.DurationS*float64(time.Second))),
+					rate(l.NOPM), rate(l.TPM))
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many jobs (0: all)")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the list as JSON")
+	return cmd
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func rate(v *float64) string {
+	if v == nil {
+		return "-"
+	}
+	return thousands(int64(*v + 0.5))
+}
+
+func shortDuration(d time.Duration) string {
+	if d < time.Minute {
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	}
+	return d.Round(time.Second).String()
+}
+
+func newJobsShow(env *Env) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show everything a job recorded",
+		Long: `Show a job: the command and its options, the database and its settings, the
+host, the summary (as the command printed it), the transaction counter and
+the log. --json prints the whole record, as "jobs export --format json".`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openJobs(cmd, env)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := getJob(cmd.Context(), st, args[0])
+			if err != nil {
+				return err
+			}
+			if jsonOut {
+				return writeJSON(env.Stdout, r)
+			}
+			printJob(env.Stdout, r)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the whole record as JSON")
+	return cmd
+}
+
+func printJob(out io.Writer, r *jobs.Record) {
+	fmt.Fprintf(out, "job %d · %s %s · %s\n", r.ID, r.Kind, r.Workload, r.Status)
+	if r.Error != "" {
+		fmt.Fprintf(out, "error     %s\n", r.Error)
+	}
+	ended := "-"
+	if !r.Ended.IsZero() {
+		ended = r.Ended.Local().Format("2006-01-02 15:04:05")
+	}
+	fmt.Fprintf(out, "started   %s · ended %s · %s\n", r.Started.Local().Format("2006-01-02 15:04:05"), ended, shortDuration(r.Duration()))
+	fmt.Fprintf(out, "database  %s\n", r.Database)
+	if r.DB.Driver != "" {
+		fmt.Fprintf(out, "          %s %s (%s)\n", r.DB.Driver, r.DB.Version, r.DB.Transport)
+	}
+	if len(r.DB.Settings) > 0 {
+		fmt.Fprintf(out, "settings  %s\n", joinSettings(r.DB.Settings))
+	}
+	fmt.Fprintf(out, "command   sledge %s\n", specLine(r.Spec))
+	h := r.Host
+	mem := ""
+	if h.MemoryBytes > 0 {
+		mem = fmt.Sprintf(" · %.1f GiB", float64(h.MemoryBytes)/(1<<30))
+	}
+	fmt.Fprintf(out, "host      %s · %s × %d%s · %s · kernel %s · %s · sledge %s (pid %d)\n",
+		dash(h.Hostname), dash(h.CPUModel), h.CPUs, mem, h.OS, dash(h.Kernel), h.GoVersion, r.Version, r.PID)
+
+	if len(r.Summary) > 0 {
+		if s := runSummaryOf(&r.Job); s != nil {
+			printSummary(out, s)
+		} else {
+			var v any
+			if json.Unmarshal(r.Summary, &v) == nil {
+				fmt.Fprintln(out, "\nresult:")
+				b, _ := json.MarshalIndent(v, "  ", "  ")
+				fmt.Fprintf(out, "  %s\n", b)
+			}
+		}
+	} else if r.Kind == "run" {
+		fmt.Fprintln(out, "\nno summary: the run did not get to its end")
+	}
+	if len(r.Samples) > 0 {
+		fmt.Fprintln(out)
+		printSeries(out, r)
+	}
+	if len(r.Log) > 0 {
+		fmt.Fprintln(out, "\nlog:")
+		for _, l := range r.Log {
+			fmt.Fprintf(out, "  %7.1fs  %s\n", float64(l.ElapsedMs)/1000, l.Line)
+		}
+	}
+}
+
+// runSummaryOf decodes a run's stored summary; nil for other jobs.
+func runSummaryOf(j *jobs.Job) *runSummary {
+	if j.Kind != "run" || len(j.Summary) == 0 {
+		return nil
+	}
+	var s runSummary
+	if err := json.Unmarshal(j.Summary, &s); err != nil {
+		return nil
+	}
+	s.MeterName = meterName(j.Workload)
+	return &s
+}
+
+// meterName is the workload's business counter's name ("NOPM").
+func meterName(wl string) string {
+	if m, err := workload.Lookup(wl); err == nil {
+		if w, err := m.Flags("run", newFlagSet())(1); err == nil {
+			if mt, ok := w.(workload.Meter); ok {
+				return mt.MeterName()
+			}
+		}
+	}
+	return "NOPM"
+}
+
+func joinSettings(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// jobSpec is the stored spec, as startJob writes it.
+type jobSpec struct {
+	Command  string         `json:"command"`
+	Workload string         `json:"workload"`
+	Database string         `json:"database"`
+	Options  map[string]any `json:"options"`
+	Set      []string       `json:"set"`
+}
+
+// decodeSpec reads a stored spec, numbers as they were written (a seed is
+// too large for a float64).
+func decodeSpec(raw json.RawMessage) (jobSpec, error) {
+	var s jobSpec
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	err := dec.Decode(&s)
+	return s, err
+}
+
+// specLine is the command with the options the user set (and the seed and
+// mode the run resolved), to read and to type again.
+func specLine(raw json.RawMessage) string {
+	s, err := decodeSpec(raw)
+	if err != nil {
+		return string(raw)
+	}
+	parts := []string{s.Command, s.Workload, "--db", s.Database}
+	set := map[string]bool{"seed": true, "mode": true}
+	for _, n := range s.Set {
+		set[n] = true
+	}
+	names := make([]string, 0, len(s.Options))
+	for n := range s.Options {
+		if set[n] && n != "db" && n != "json" {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		v := fmt.Sprint(s.Options[n])
+		if v == "" {
+			continue
+		}
+		parts = append(parts, "--"+n, v)
+	}
+	return strings.Join(parts, " ")
+}
+
+// printSeries prints the transaction counter in at most about 40 rows:
+// longer runs are averaged over groups of seconds.
+func printSeries(out io.Writer, r *jobs.Record) {
+	n := len(r.Samples)
+	group := (n + 39) / 40
+	fmt.Fprintf(out, "transactions per second (%d samples", n)
+	if group > 1 {
+		fmt.Fprintf(out, ", averaged over %d at a time", group)
+	}
+	fmt.Fprintln(out, "; completed = commits and rollbacks):")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "s\tphase\tcompleted\t")
+	for _, t := range r.TxTypes {
+		fmt.Fprintf(tw, "%s\t", t)
+	}
+	fmt.Fprintln(tw, "errors\t")
+	for i := 0; i < n; i += group {
+		g := r.Samples[i:min(i+group, n)]
+		last := g[len(g)-1]
+		var span, done, errs int64
+		by := make([]int64, len(r.TxTypes))
+		for _, s := range g {
+			span += s.SpanMs
+			done += s.Completed
+			errs += s.Errors
+			for k := range by {
+				if k < len(s.ByType) {
+					by[k] += s.ByType[k]
+				}
+			}
+		}
+		per := func(v int64) string {
+			if span <= 0 {
+				return "-"
+			}
+			return thousands(int64(float64(v)*1000/float64(span) + 0.5))
+		}
+		fmt.Fprintf(tw, "%.0f\t%s\t%s\t", float64(last.ElapsedMs)/1000, last.Phase, per(done))
+		for _, v := range by {
+			fmt.Fprintf(tw, "%s\t", per(v))
+		}
+		fmt.Fprintf(tw, "%s\t\n", per(errs))
+	}
+	tw.Flush()
+}
+
+// diffRow is one compared figure.
+type diffRow struct {
+	Name  string   `json:"name"`
+	A     any      `json:"a"`
+	B     any      `json:"b"`
+	Ratio *float64 `json:"ratio,omitempty"` // B/A, for numbers
+}
+
+func newJobsDiff(env *Env) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Compare two jobs side by side, with ratios B/A",
+		Long: `Compare two jobs: how they ran (database, mode, virtual users, host), NOPM
+and TPM, each transaction type's count and p50/p90/p99 latency, with the
+ratio B/A, then the database settings and options that differ.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openJobs(cmd, env)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			a, err := getJob(cmd.Context(), st, args[0])
+			if err != nil {
+				return err
+			}
+			b, err := getJob(cmd.Context(), st, args[1])
+			if err != nil {
+				return err
+			}
+			d := diffJobs(a, b)
+			if jsonOut {
+				return writeJSON(env.Stdout, d)
+			}
+			printDiff(env.Stdout, d)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the comparison as JSON")
+	return cmd
+}
+
+type jobDiff struct {
+	A        int64     `json:"a"`
+	B        int64     `json:"b"`
+	Jobs     []diffRow `json:"jobs"`     // how each ran
+	Figures  []diffRow `json:"figures"`  // results, with ratios
+	Settings []diffRow `json:"settings"` // database settings that differ
+	Options  []diffRow `json:"options"`  // command options that differ
+}
+
+func diffJobs(a, b *jobs.Record) *jobDiff {
+	d := &jobDiff{A: a.ID, B: b.ID, Figures: []diffRow{}, Settings: []diffRow{}, Options: []diffRow{}}
+	str := func(name, x, y string) { d.Jobs = append(d.Jobs, diffRow{Name: name, A: x, B: y}) }
+	str("kind", a.Kind, b.Kind)
+	str("workload", a.Workload, b.Workload)
+	str("status", string(a.Status), string(b.Status))
+	str("database", a.Database, b.Database)
+	str("driver", strings.TrimSpace(a.DB.Driver+" "+a.DB.Version), strings.TrimSpace(b.DB.Driver+" "+b.DB.Version))
+	str("transport", a.DB.Transport, b.DB.Transport)
+	str("mode", a.Mode, b.Mode)
+	str("vus", strconv.Itoa(a.VUs), strconv.Itoa(b.VUs))
+	str("started", a.Started.Local().Format("2006-01-02 15:04:05"), b.Started.Local().Format("2006-01-02 15:04:05"))
+	str("host", fmt.Sprintf("%s (%s × %d)", a.Host.Hostname, a.Host.CPUModel, a.Host.CPUs),
+		fmt.Sprintf("%s (%s × %d)", b.Host.Hostname, b.Host.CPUModel, b.Host.CPUs))
+	str("sledge", a.Version, b.Version)
+
+	num := func(name string, x, y float64) {
+		row := diffRow{Name: name, A: x, B: y}
+		if x != 0 {
+			r := y / x
+			row.Ratio = &r
+		}
+		d.Figures = append(d.Figures, row)
+	}
+	sa, sb := runSummaryOf(&a.Job), runSummaryOf(&b.Job)
+	if sa != nil && sb != nil {
+		if sa.NOPM != nil && sb.NOPM != nil {
+			num(strings.ToLower(sa.MeterName), *sa.NOPM, *sb.NOPM)
+		}
+		num("tpm", sa.TPM, sb.TPM)
+		num("tpm_client", sa.TPMClient, sb.TPMClient)
+		bt := map[string]txJSON{}
+		for _, t := range sb.Types {
+			bt[t.Name] = t
+		}
+		types := append(append([]txJSON{}, sa.Types...), sa.Total)
+		bt["total"] = sb.Total
+		for _, ta := range types {
+			tb, ok := bt[ta.Name]
+			if !ok {
+				continue
+			}
+			num(ta.Name+".count", float64(ta.Count), float64(tb.Count))
+			num(ta.Name+".p50_ms", ta.P50Ms, tb.P50Ms)
+			num(ta.Name+".p90_ms", ta.P90Ms, tb.P90Ms)
+			num(ta.Name+".p99_ms", ta.P99Ms, tb.P99Ms)
+		}
+	}
+	d.Settings = differing(a.DB.Settings, b.DB.Settings)
+	oa, _ := decodeSpec(a.Spec) // an unreadable spec has no options to compare
+	ob, _ := decodeSpec(b.Spec)
+	d.Options = differing(stringMap(oa.Options), stringMap(ob.Options))
+	return d
+}
+
+func stringMap(m map[string]any) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = fmt.Sprint(v)
+	}
+	return out
+}
+
+// differing lists the keys whose values differ ("" when one side lacks it).
+func differing(a, b map[string]string) []diffRow {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	names := make([]string, 0, len(keys))
+	for k := range keys {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	out := []diffRow{}
+	for _, k := range names {
+		if a[k] != b[k] {
+			out = append(out, diffRow{Name: k, A: a[k], B: b[k]})
+		}
+	}
+	return out
+}
+
+func printDiff(out io.Writer, d *jobDiff) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "\tjob %d\tjob %d\t\n", d.A, d.B)
+	for _, r := range d.Jobs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
+	}
+	tw.Flush()
+	if len(d.Figures) > 0 {
+		fmt.Fprintln(out)
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintf(tw, "\tjob %d\tjob %d\tB/A\t\n", d.A, d.B)
+		for _, r := range d.Figures {
+			ratio := "-"
+			if r.Ratio != nil {
+				ratio = fmt.Sprintf("%.2f", *r.Ratio)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Name, figure(r.Name, r.A), figure(r.Name, r.B), ratio)
+		}
+		tw.Flush()
+	} else {
+		fmt.Fprintln(out, "\n(no figures to compare: both jobs must be runs with a summary)")
+	}
+	for _, sec := range []struct {
+		title string
+		rows  []diffRow
+	}{{"settings that differ", d.Settings}, {"options that differ", d.Options}} {
+		if len(sec.rows) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "\n%s:\n", sec.title)
+		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		for _, r := range sec.rows {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
+		}
+		tw.Flush()
+	}
+}
+
+func figure(name string, v any) string {
+	f, _ := v.(float64)
+	if strings.HasSuffix(name, "_ms") {
+		return ms(f)
+	}
+	return thousands(int64(f + 0.5))
+}
+
+func newJobsExport(env *Env) *cobra.Command {
+	var format, table string
+	cmd := &cobra.Command{
+		Use:   "export ID",
+		Short: "Write a job as JSON (the whole record) or CSV (its time series or per-type summary)",
+		Long: `Write a job on stdout.
+
+--format json (default) writes the whole record: the job, its spec,
+database, host, summary, time series ("samples"), histograms (HdrHistogram
+V2 compressed, base64, in microseconds) and log.
+
+--format csv writes one table, chosen with --table:
+  series (default)  the transaction counter, one row per sample:
+                    seq,elapsed_s,span_s,phase,completed,measured,errors,per_s,<one column per transaction type>
+                    (counts are per sample interval; measured: of completed, those the summary
+                    counts; per_s: completed per second)
+  types             the per-type summary of a run, one row per type and a "total" row:
+                    type,count,commits,rollbacks,errors,retries,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "json" && format != "csv" {
+				return usageErr("--format %q: use json or csv", format)
+			}
+			if table != "series" && table != "types" {
+				return usageErr("--table %q: use series or types", table)
+			}
+			st, err := openJobs(cmd, env)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			r, err := getJob(cmd.Context(), st, args[0])
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				return writeJSON(env.Stdout, r)
+			}
+			w := csv.NewWriter(env.Stdout)
+			if table == "series" {
+				writeSeriesCSV(w, r)
+			} else {
+				writeTypesCSV(w, r)
+			}
+			w.Flush()
+			return w.Error()
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "json", "json or csv")
+	cmd.Flags().StringVar(&table, "table", "series", "with --format csv: series (time series) or types (per-type summary)")
+	return cmd
+}
+
+func writeSeriesCSV(w *csv.Writer, r *jobs.Record) {
+	head := []string{"seq", "elapsed_s", "span_s", "phase", "completed", "measured", "errors", "per_s"}
+	_ = w.Write(append(head, r.TxTypes...))
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	for _, s := range r.Samples {
+		per := 0.0
+		if s.SpanMs > 0 {
+			per = math.Round(float64(s.Completed)*1e6/float64(s.SpanMs)) / 1000
+		}
+		row := []string{strconv.Itoa(s.Seq), f(float64(s.ElapsedMs) / 1000), f(float64(s.SpanMs) / 1000), s.Phase,
+			strconv.FormatInt(s.Completed, 10), strconv.FormatInt(s.Measured, 10), strconv.FormatInt(s.Errors, 10), f(per)}
+		for i := range r.TxTypes {
+			v := int64(0)
+			if i < len(s.ByType) {
+				v = s.ByType[i]
+			}
+			row = append(row, strconv.FormatInt(v, 10))
+		}
+		_ = w.Write(row)
+	}
+}
+
+func writeTypesCSV(w *csv.Writer, r *jobs.Record) {
+	_ = w.Write([]string{"type", "count", "commits", "rollbacks", "errors", "retries",
+		"mean_ms", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"})
+	s := runSummaryOf(&r.Job)
+	if s == nil {
+		return
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	i := func(v int64) string { return strconv.FormatInt(v, 10) }
+	for _, t := range append(append([]txJSON{}, s.Types...), s.Total) {
+		_ = w.Write([]string{t.Name, i(t.Count), i(t.Commits), i(t.Rollbacks), i(t.Errors), i(t.Retries),
+			f(t.MeanMs), f(t.P50Ms), f(t.P90Ms), f(t.P95Ms), f(t.P99Ms), f(t.MaxMs)})
+	}
+}
+
+func newJobsDelete(env *Env) *cobra.Command {
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "delete ID",
+		Short: "Delete a job and everything recorded with it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := parseJobID(args[0])
+			if err != nil {
+				return err
+			}
+			st, err := openJobs(cmd, env)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			if err := st.Delete(cmd.Context(), id); err != nil {
+				if errors.Is(err, jobs.ErrNotFound) {
+					return fmt.Errorf("no job %d in %s", id, st.Path())
+				}
+				return err
+			}
+			if jsonOut {
+				return writeJSON(env.Stdout, map[string]any{"deleted": id})
+			}
+			fmt.Fprintf(env.Stdout, "deleted job %d\n", id)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the result as JSON")
+	return cmd
+}

@@ -1,0 +1,104 @@
+package engine
+
+import (
+	"sync"
+	"time"
+)
+
+// Tick is one interval of a run's transaction counter: what completed since
+// the previous tick.
+type Tick struct {
+	At     time.Time
+	Span   time.Duration // since the previous tick
+	Phase  Phase         // the phase most of the interval's transactions completed in
+	ByType []int64       // transactions completed (commits and rollbacks), per mix type
+	// Measured is how many of them completed in the measured interval: what
+	// the run's summary counts, exactly.
+	Measured int64
+	Errors   int64 // transactions that failed
+}
+
+// Completed is the number of transactions completed in the tick.
+func (t Tick) Completed() int64 {
+	var n int64
+	for _, c := range t.ByType {
+		n += c
+	}
+	return n
+}
+
+// phasePoll is how often Sample looks for a phase change: a tick ends
+// within this time of a change, so that few ticks span two phases.
+const phasePoll = 20 * time.Millisecond
+
+// Sample reads live every interval and calls fn, from its own goroutine,
+// with the counts since the previous reading: the once-a-second transaction
+// counter. A change of phase ends a tick early. stop reads a last interval
+// and waits for fn to return, so that the ticks add up to live's totals. It
+// only reads atomics and does not change the run.
+func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
+	last := make([]int64, len(live.perKind))
+	lastErr, lastMeasured := live.Errors(), live.Measured()
+	for i := range last {
+		last[i] = live.Kind(i)
+	}
+	lastAt := time.Now()
+	lastPhase, _ := live.Phase()
+	read := func(now time.Time, phase Phase) {
+		t := Tick{At: now, Span: now.Sub(lastAt), ByType: make([]int64, len(last))}
+		for i := range last {
+			n := live.Kind(i)
+			t.ByType[i], last[i] = n-last[i], n
+		}
+		e, m := live.Errors(), live.Measured()
+		t.Errors, t.Measured = e-lastErr, m-lastMeasured
+		t.Phase = tickPhase(lastPhase, phase, t.Completed(), t.Measured)
+		lastErr, lastMeasured, lastAt, lastPhase = e, m, now, phase
+		fn(t)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tk := time.NewTicker(min(every, phasePoll))
+		defer tk.Stop()
+		for {
+			select {
+			case <-done:
+				phase, _ := live.Phase()
+				read(time.Now(), phase)
+				return
+			case now := <-tk.C:
+				phase, _ := live.Phase()
+				if phase != lastPhase || now.Sub(lastAt) >= every-phasePoll/2 {
+					read(now, phase)
+				}
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+		})
+	}
+}
+
+// tickPhase names the phase of a tick that began in phase from and ended in
+// phase to: the one most of its transactions completed in. The poll may
+// run late on a busy machine, so a tick can hold much of two phases.
+// Nothing completes while connecting, and only the transactions in flight
+// complete after the stop.
+func tickPhase(from, to Phase, completed, measured int64) Phase {
+	switch {
+	case from == to:
+		return from
+	case completed > 0 && 2*measured >= completed:
+		return PhaseMeasure
+	case from == PhaseConnect:
+		return to
+	}
+	return from
+}

@@ -1,0 +1,77 @@
+package jobs
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// selfProcess returns this process's id and identity: the boot id and the
+// process's start time in clock ticks since boot (field 22 of
+// /proc/<pid>/stat), which together tell this process from a later one that
+// reuses its pid.
+func selfProcess() (int, string) {
+	pid := os.Getpid()
+	return pid, procIdentity(pid)
+}
+
+func procIdentity(pid int) string {
+	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	start, ok := procStart(pid)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(string(boot)) + "/" + start
+}
+
+func procStart(pid int) (string, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "", false
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// count fields after its closing parenthesis, which is field 3 onwards.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return "", false
+	}
+	return f[19], true // field 22
+}
+
+// alive reports whether the process that wrote a running job is still the
+// same process, working on it. A job from another host cannot be checked
+// and is taken as alive.
+func alive(pid int, identity, hostname string) bool {
+	if me, _ := os.Hostname(); hostname != "" && me != "" && hostname != me {
+		return true
+	}
+	if identity != "" {
+		now := procIdentity(pid)
+		if now != "" || procAvailable() {
+			return now == identity // gone, reused pid, or a reboot since
+		}
+	}
+	// No /proc: fall back to asking whether some process has that pid.
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EPERM)
+}
+
+func procAvailable() bool {
+	_, err := os.Stat("/proc/self/stat")
+	return err == nil
+}
