@@ -18,21 +18,32 @@ import (
 
 func newFlagSet() *pflag.FlagSet { return pflag.NewFlagSet("", pflag.ContinueOnError) }
 
+// costJSON is the cost of one transaction, averaged over the measured
+// interval: "per_txn" in --json (issue 4's contract keys).
+type costJSON struct {
+	RoundTrips      float64 `json:"round_trips"`      // request/response exchanges on the VU's connection
+	BytesSent       float64 `json:"bytes_sent"`       // on the VU's connection
+	BytesReceived   float64 `json:"bytes_received"`   // on the VU's connection
+	ClientCPUUs     float64 `json:"client_cpu_us"`    // user+sys CPU of the sledge process
+	ContextSwitches float64 `json:"context_switches"` // voluntary+involuntary, sledge process
+}
+
 // txJSON is one transaction type in the summary; latencies in milliseconds,
 // measured by the client from the first statement to the commit.
 type txJSON struct {
-	Name      string  `json:"name"`
-	Count     int64   `json:"count"`
-	Commits   int64   `json:"commits"`
-	Rollbacks int64   `json:"rollbacks"`
-	Errors    int64   `json:"errors"`
-	Retries   int64   `json:"retries"`
-	MeanMs    float64 `json:"mean_ms"`
-	P50Ms     float64 `json:"p50_ms"`
-	P90Ms     float64 `json:"p90_ms"`
-	P95Ms     float64 `json:"p95_ms"`
-	P99Ms     float64 `json:"p99_ms"`
-	MaxMs     float64 `json:"max_ms"`
+	Name      string    `json:"name"`
+	Count     int64     `json:"count"`
+	Commits   int64     `json:"commits"`
+	Rollbacks int64     `json:"rollbacks"`
+	Errors    int64     `json:"errors"`
+	Retries   int64     `json:"retries"`
+	MeanMs    float64   `json:"mean_ms"`
+	P50Ms     float64   `json:"p50_ms"`
+	P90Ms     float64   `json:"p90_ms"`
+	P95Ms     float64   `json:"p95_ms"`
+	P99Ms     float64   `json:"p99_ms"`
+	MaxMs     float64   `json:"max_ms"`
+	PerTxn    *costJSON `json:"per_txn,omitempty"`
 }
 
 // runSummary is the result of a run, printed as text or JSON.
@@ -57,6 +68,7 @@ type runSummary struct {
 	TPMSource   string              `json:"tpm_source"` // "database" or "client"
 	TPMClient   float64             `json:"tpm_client"`
 	Total       txJSON              `json:"total"`
+	PerTxn      *costJSON           `json:"per_txn,omitempty"` // overall cost per transaction
 	Types       []txJSON            `json:"transactions"`
 	Errors      []engine.ErrorCount `json:"errors"`
 	StoppedVUs  []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
