@@ -1,0 +1,445 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	sqldriver "database/sql/driver"
+	"errors"
+	"fmt"
+	"net"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// Server error numbers sledge reacts to.
+const (
+	erDBAccessDenied  = 1044 // ER_DBACCESS_DENIED_ERROR
+	erAccessDenied    = 1045 // ER_ACCESS_DENIED_ERROR
+	erBadDB           = 1049 // ER_BAD_DB_ERROR
+	erNoSuchTable     = 1146 // ER_NO_SUCH_TABLE
+	erLockWaitTimeout = 1205 // ER_LOCK_WAIT_TIMEOUT
+	erLockDeadlock    = 1213 // ER_LOCK_DEADLOCK
+	erSPDoesNotExist  = 1305 // ER_SP_DOES_NOT_EXIST
+
+	// Raised by sql/tpcc/procedures.sql with SIGNAL … SET MYSQL_ERRNO.
+	erItemNotValid          = 5001 // neword: unused item, the 1% rollback (§2.4.2.3)
+	erDeliveredConcurrently = 5002 // delivery: another Delivery took the order
+)
+
+// Connect opens one virtual user's session on its own connection.
+func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.Conn, error) {
+	if err := d.Supports(w, m); err != nil {
+		return nil, err
+	}
+	if err := d.flavor(ctx); err != nil {
+		return nil, err
+	}
+	text, err := d.statements(w)
+	if err != nil {
+		return nil, err
+	}
+	sc, err := d.pool.Conn(ctx)
+	if err != nil {
+		return nil, d.connErr(err)
+	}
+	c := &conn{d: d, c: sc, mode: m, w: w, text: text}
+	if m == workload.ModePrepared {
+		c.stmts = make(map[string]*sql.Stmt, len(text))
+	}
+	if _, err := sc.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[d.cfg.isolation]); err != nil {
+		sc.Close()
+		return nil, fmt.Errorf("mysql: set isolation: %w", d.connErr(err))
+	}
+	if m == workload.ModeProcedure {
+		if err := c.checkProcedures(ctx); err != nil {
+			sc.Close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// callName finds the routine a "<tx>.call" statement calls.
+var callName = regexp.MustCompile(`(?i)^\s*CALL\s+([A-Za-z0-9_]+)`)
+
+// checkProcedures fails with one line when the schema is built but its
+// procedures are missing (dropped by hand, or a build stopped before them),
+// rather than at the first CALL. Without a schema it says nothing: the
+// workload reports that itself.
+func (c *conn) checkProcedures(ctx context.Context) error {
+	if _, ok := c.d.procsOK.Load(c.w); ok {
+		return nil
+	}
+	var names []string
+	for name, text := range c.text {
+		if strings.HasSuffix(name, ".call") {
+			if m := callName.FindStringSubmatch(text); m != nil {
+				names = append(names, strings.ToLower(m[1]))
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	var n int
+	q := "SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE' AND LOWER(routine_name) IN ('" +
+		strings.Join(names, "', '") + "')"
+	if err := c.c.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return fmt.Errorf("mysql: look for the %s procedures: %w", c.w, c.d.connErr(err))
+	}
+	if n == len(names) {
+		c.d.procsOK.Store(c.w, true)
+		return nil
+	}
+	var rows int
+	err := c.c.QueryRowContext(ctx, "SELECT COUNT(*) FROM sledge_meta").Scan(&rows)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == erNoSuchTable {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("mysql: look for the %s schema: %w", c.w, c.d.connErr(err))
+	}
+	if rows == 0 {
+		return nil // an unfinished build: build starts over, run says so
+	}
+	return c.missingProcedures()
+}
+
+func (c *conn) missingProcedures() error {
+	return fmt.Errorf("the %s procedures are missing in %s: run `sledge drop` and `sledge build` again", c.w, c.d.cfg.drv.DBName)
+}
+
+// conn is one session: a dedicated connection and, in prepared mode, its
+// statements, prepared on first use. In client and procedure modes the
+// driver writes the arguments into the statement text (interpolateParams),
+// so every call is one round trip of the text protocol.
+type conn struct {
+	d     *DB
+	c     *sql.Conn
+	mode  workload.Mode
+	w     string
+	text  map[string]string // shared by every session; read only
+	stmts map[string]*sql.Stmt
+	inTx  bool
+}
+
+func (c *conn) Mode() workload.Mode { return c.mode }
+
+// stmt returns the prepared statement name, preparing it on first use.
+func (c *conn) stmt(ctx context.Context, name string) (*sql.Stmt, error) {
+	if st, ok := c.stmts[name]; ok {
+		return st, nil
+	}
+	text, ok := c.text[name]
+	if !ok {
+		return nil, c.unknown(name)
+	}
+	st, err := c.c.PrepareContext(ctx, text)
+	if err != nil {
+		return nil, c.wrap("prepare", name, err)
+	}
+	c.stmts[name] = st
+	return st, nil
+}
+
+func (c *conn) unknown(name string) error {
+	return fmt.Errorf("mysql: no statement %q for workload %s", name, c.w)
+}
+
+func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
+	var (
+		res sql.Result
+		err error
+	)
+	if c.stmts != nil {
+		var st *sql.Stmt
+		if st, err = c.stmt(ctx, name); err != nil {
+			return 0, err
+		}
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		text, ok := c.text[name]
+		if !ok {
+			return 0, c.unknown(name)
+		}
+		res, err = c.c.ExecContext(ctx, text, args...)
+	}
+	if err != nil {
+		return 0, c.wrap("exec", name, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, c.wrap("exec", name, err)
+	}
+	return n, nil
+}
+
+func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.Row {
+	if c.stmts != nil {
+		st, err := c.stmt(ctx, name)
+		if err != nil {
+			return &row{err: err}
+		}
+		return &row{r: st.QueryRowContext(ctx, args...), name: name, c: c}
+	}
+	text, ok := c.text[name]
+	if !ok {
+		return &row{err: c.unknown(name)}
+	}
+	return &row{r: c.c.QueryRowContext(ctx, text, args...), name: name, c: c}
+}
+
+func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Rows, error) {
+	var (
+		rs  *sql.Rows
+		err error
+	)
+	if c.stmts != nil {
+		var st *sql.Stmt
+		if st, err = c.stmt(ctx, name); err != nil {
+			return nil, err
+		}
+		rs, err = st.QueryContext(ctx, args...)
+	} else {
+		text, ok := c.text[name]
+		if !ok {
+			return nil, c.unknown(name)
+		}
+		rs, err = c.c.QueryContext(ctx, text, args...)
+	}
+	if err != nil {
+		return nil, c.wrap("query", name, err)
+	}
+	return &rows{rs: rs, name: name, c: c}, nil
+}
+
+// InTx runs fn between BEGIN and COMMIT on the session's connection (no
+// database/sql Tx: the connection is pinned already). Readers start a READ
+// ONLY transaction, which InnoDB runs without a transaction id.
+func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx context.Context) error) error {
+	if c.inTx {
+		return errors.New("mysql: InTx called inside a transaction")
+	}
+	begin := "BEGIN"
+	if opts.ReadOnly {
+		begin = "START TRANSACTION READ ONLY"
+	}
+	if _, err := c.c.ExecContext(ctx, begin); err != nil {
+		return c.wrap("begin", "", err)
+	}
+	c.inTx = true
+	defer func() { c.inTx = false }()
+	if err := fn(ctx); err != nil {
+		return c.rollback(ctx, err)
+	}
+	if _, err := c.c.ExecContext(ctx, "COMMIT"); err != nil {
+		return c.rollback(ctx, c.wrap("commit", "", err))
+	}
+	return nil
+}
+
+// rollback ends the transaction after err and returns err. It runs without
+// ctx's cancellation: a cancelled run must still release its locks. A
+// connection the driver gave up on needs none: the server rolls back when
+// it goes away.
+func (c *conn) rollback(ctx context.Context, err error) error {
+	_, rerr := c.c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	if rerr != nil && !errors.Is(rerr, sqldriver.ErrBadConn) && !errors.Is(rerr, mysql.ErrInvalidConn) && !errors.Is(rerr, sql.ErrConnDone) {
+		return fmt.Errorf("%w (and rollback failed: %w)", err, classify(rerr))
+	}
+	return err
+}
+
+// Close closes the session's statements and returns its connection.
+func (c *conn) Close(ctx context.Context) error {
+	var errs []error
+	for _, st := range c.stmts {
+		errs = append(errs, st.Close())
+	}
+	c.stmts = nil
+	errs = append(errs, c.c.Close())
+	return errors.Join(errs...)
+}
+
+type row struct {
+	r    *sql.Row
+	name string
+	c    *conn
+	err  error
+}
+
+func (r *row) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.r.Scan(dest...); err != nil {
+		return r.c.wrap("query", r.name, err)
+	}
+	normalize(dest)
+	return nil
+}
+
+type rows struct {
+	rs   *sql.Rows
+	name string
+	c    *conn
+}
+
+func (r *rows) Next() bool { return r.rs.Next() }
+
+func (r *rows) Scan(dest ...any) error {
+	if err := r.rs.Scan(dest...); err != nil {
+		return r.c.wrap("query", r.name, err)
+	}
+	normalize(dest)
+	return nil
+}
+
+func (r *rows) Err() error {
+	if err := r.rs.Err(); err != nil {
+		return r.c.wrap("query", r.name, err)
+	}
+	return nil
+}
+
+func (r *rows) Close() error { return r.rs.Close() }
+
+// normalize gives *any targets text instead of the driver's []byte (dates
+// and decimals arrive as text with parseTime off).
+func normalize(dest []any) {
+	for _, d := range dest {
+		if p, ok := d.(*any); ok {
+			if b, ok := (*p).([]byte); ok {
+				*p = string(b)
+			}
+		}
+	}
+}
+
+// opError is a failed database call: the operation, the statement name and
+// the server's error, classified for the engine. Unwrap returns both the
+// original error and the workload sentinel (ErrRetry, ErrNoRows,
+// ErrNoSchema, ErrUserAbort), so errors.Is matches either.
+type opError struct {
+	op, stmt string
+	err      error
+	kind     error // a workload sentinel, or nil
+}
+
+func (e *opError) Error() string {
+	s := "mysql: " + e.op
+	if e.stmt != "" {
+		s += " " + e.stmt
+	}
+	return s + ": " + e.err.Error()
+}
+
+func (e *opError) Unwrap() []error {
+	if e.kind == nil {
+		return []error{e.err}
+	}
+	return []error{e.err, e.kind}
+}
+
+// wrap names the operation and classifies err. Errors that are about the
+// connection or the schema rather than the statement become one line that
+// says what to do.
+func (c *conn) wrap(op, stmt string, err error) error {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == erSPDoesNotExist {
+		return c.missingProcedures()
+	}
+	if isNetErr(err) {
+		return c.d.connErr(err)
+	}
+	return &opError{op: op, stmt: stmt, err: err, kind: kind(err)}
+}
+
+// classify adds the workload sentinel err matches, if any, keeping its
+// message.
+func classify(err error) error {
+	k := kind(err)
+	if k == nil || errors.Is(err, k) {
+		return err
+	}
+	return &classified{err: err, kind: k}
+}
+
+type classified struct{ err, kind error }
+
+func (e *classified) Error() string   { return e.err.Error() }
+func (e *classified) Unwrap() []error { return []error{e.err, e.kind} }
+
+// kind is the workload sentinel for a server error, or nil.
+func kind(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return workload.ErrNoRows
+	}
+	var me *mysql.MySQLError
+	if !errors.As(err, &me) {
+		return nil
+	}
+	switch me.Number {
+	case erLockDeadlock, erLockWaitTimeout, erDeliveredConcurrently:
+		return workload.ErrRetry
+	case erNoSuchTable:
+		return workload.ErrNoSchema
+	case erItemNotValid:
+		return workload.ErrUserAbort
+	}
+	return nil
+}
+
+// isNetErr reports whether err is about reaching the server.
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+// connErr turns errors of reaching or logging in to the server into one
+// line that says what is wrong, without the password; other errors are
+// classified and prefixed.
+func (d *DB) connErr(err error) error {
+	where, user, dbName := d.cfg.where, d.cfg.drv.User, d.cfg.drv.DBName
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch me.Number {
+		case erAccessDenied:
+			return fmt.Errorf("MariaDB/MySQL at %s refused user %s: wrong password or unknown user (%s)", where, user, me.Message)
+		case erDBAccessDenied:
+			return fmt.Errorf("user %s has no access to database %s at %s: GRANT it as an administrator", user, dbName, where)
+		case erBadDB:
+			return fmt.Errorf("database %s does not exist at %s: run `sledge build` to create it: %w", dbName, where, workload.ErrNoSchema)
+		}
+		return fmt.Errorf("mysql: %w", classify(err))
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		why := err.Error()
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			why = "connection refused"
+		case errors.Is(err, syscall.ENOENT):
+			why = "no socket file there"
+		case errors.Is(err, syscall.EACCES):
+			why = "permission denied"
+		case ne.Timeout():
+			why = fmt.Sprintf("no answer within %s", d.cfg.drv.Timeout)
+		default:
+			var oe *net.OpError
+			if errors.As(err, &oe) && oe.Err != nil {
+				why = oe.Err.Error()
+			}
+		}
+		return fmt.Errorf("cannot reach MariaDB/MySQL at %s: %s", where, why)
+	}
+	return fmt.Errorf("mysql: %w", classify(err))
+}

@@ -1,0 +1,407 @@
+package mysql_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+
+	"github.com/sledge-bench/sledge/internal/cli"
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// One private server for the whole test binary; each test group gets its
+// own database.
+var (
+	server   *testdb.Server
+	startErr error
+)
+
+func TestMain(m *testing.M) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	server, startErr = testdb.StartMariaDB(ctx)
+	cancel()
+	code := m.Run()
+	if server != nil {
+		if err := server.Stop(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, "stop MariaDB:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func need(t *testing.T) *testdb.Server {
+	t.Helper()
+	return testdb.Need(t, server, startErr)
+}
+
+// tcpURL and unixURL name database name on the test server.
+func tcpURL(s *testdb.Server, user, pass, name string) string {
+	u := url.URL{Scheme: "mysql", User: url.UserPassword(user, pass), Host: s.Host + ":" + strconv.Itoa(s.Port), Path: "/" + name}
+	return u.String()
+}
+
+func unixURL(s *testdb.Server, name string) string {
+	u := url.URL{Scheme: "mysql", User: url.UserPassword(s.User, s.Password), Path: "/" + name,
+		RawQuery: url.Values{"socket": {s.Socket}}.Encode()}
+	return u.String()
+}
+
+// admin runs statements as root on the server, without a database.
+func admin(t *testing.T, s *testdb.Server, stmts ...string) {
+	t.Helper()
+	c := gomysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr = s.User, s.Password, "unix", s.Socket
+	d, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, q := range stmts {
+		if _, err := d.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// freshDB drops and creates database name and returns its TCP URL.
+func freshDB(t *testing.T, s *testdb.Server, name string) string {
+	t.Helper()
+	admin(t, s, "DROP DATABASE IF EXISTS "+name, "CREATE DATABASE "+name)
+	return tcpURL(s, s.User, s.Password, name)
+}
+
+// sledge runs the CLI in-process and returns its output and exit status.
+func sledge(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	home := t.TempDir()
+	env := cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+		if k == "XDG_DATA_HOME" || k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	code = cli.Main(context.Background(), args, env)
+	return out.String(), errb.String(), code
+}
+
+func build(t *testing.T, dbURL string, seed int) {
+	t.Helper()
+	if _, stderr, code := sledge(t, "build", "--db", dbURL, "--warehouses", "1", "--build-vus", "2", "--seed", strconv.Itoa(seed), "--json"); code != 0 {
+		t.Fatalf("build %s: exit %d: %s", db.Redact(dbURL), code, stderr)
+	}
+}
+
+var (
+	sharedOnce sync.Once
+	sharedErr  error
+)
+
+// shared is a built one-warehouse database for tests that only run
+// transactions against it.
+func shared(t *testing.T) string {
+	s := need(t)
+	name := "sledge_shared"
+	sharedOnce.Do(func() {
+		admin(t, s, "DROP DATABASE IF EXISTS "+name)
+		if _, stderr, code := sledge(t, "build", "--db", tcpURL(s, s.User, s.Password, name), "--warehouses", "1", "--build-vus", "2", "--seed", "3", "--json"); code != 0 {
+			sharedErr = errors.New(stderr)
+		}
+	})
+	if sharedErr != nil {
+		t.Fatalf("build: %v", sharedErr)
+	}
+	return name
+}
+
+var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared}
+
+// runModes runs f once per supported mode, as subtests named by mode.
+func runModes(t *testing.T, f func(t *testing.T, m workload.Mode)) {
+	t.Helper()
+	for _, m := range modes {
+		t.Run(m.String(), func(t *testing.T) { f(t, m) })
+	}
+}
+
+// TestRunAndCheck: runs over TCP and the unix socket in every mode, with
+// the summary's figures coming from the database, then the consistency
+// check.
+func TestRunAndCheck(t *testing.T) {
+	s := need(t)
+	name := shared(t)
+	urls := map[string]string{"tcp": tcpURL(s, s.User, s.Password, name), "unix": unixURL(s, name)}
+	runModes(t, func(t *testing.T, m workload.Mode) {
+		for _, transport := range []string{"tcp", "unix"} {
+			t.Run(transport, func(t *testing.T) {
+				u := urls[transport]
+				stdout, stderr, code := sledge(t, "run", "--db", u, "--mode", m.String(), "--vus", "2",
+					"--iterations", "150", "--seed", "11", "--json")
+				if code != 0 {
+					t.Fatalf("run: exit %d: %s", code, stderr)
+				}
+				var sum struct {
+					Transport string   `json:"transport"`
+					Mode      string   `json:"mode"`
+					TPMSource string   `json:"tpm_source"`
+					NOPM      *float64 `json:"nopm"`
+					Total     struct {
+						Count, Errors, Rollbacks int64
+					} `json:"total"`
+					Types []struct {
+						Name      string `json:"name"`
+						Rollbacks int64  `json:"rollbacks"`
+					} `json:"transactions"`
+				}
+				if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+					t.Fatalf("summary: %v: %s", err, stdout)
+				}
+				if sum.Transport != transport || sum.Mode != m.String() || sum.TPMSource != "database" {
+					t.Errorf("transport %q mode %q tpm_source %q", sum.Transport, sum.Mode, sum.TPMSource)
+				}
+				if sum.NOPM == nil || *sum.NOPM <= 0 {
+					t.Errorf("nopm = %v, want > 0", sum.NOPM)
+				}
+				if sum.Total.Count != 300 || sum.Total.Errors != 0 {
+					t.Errorf("count %d errors %d, want 300 and 0", sum.Total.Count, sum.Total.Errors)
+				}
+				if strings.Contains(stdout+stderr, s.Password) {
+					t.Error("the password appears in the output")
+				}
+			})
+		}
+		if _, stderr, code := sledge(t, "check", "--db", urls["tcp"]); code != 0 {
+			t.Fatalf("check after %s: exit %d: %s", m, code, stderr)
+		}
+	})
+}
+
+// tableHashes digests every table's rows in key order, without the
+// columns that hold the server's clock.
+func tableHashes(t *testing.T, s *testdb.Server, name string) map[string]string {
+	t.Helper()
+	c := gomysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = s.User, s.Password, "unix", s.Socket, name
+	d, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	queries := map[string]string{
+		"warehouse":  "SELECT * FROM warehouse ORDER BY w_id",
+		"district":   "SELECT * FROM district ORDER BY d_w_id, d_id",
+		"customer":   "SELECT c_id, c_d_id, c_w_id, c_first, c_middle, c_last, c_credit, c_credit_lim, c_discount, c_balance, c_ytd_payment, c_payment_cnt, c_delivery_cnt, c_data FROM customer ORDER BY c_w_id, c_d_id, c_id",
+		"history":    "SELECT h_c_id, h_c_d_id, h_c_w_id, h_d_id, h_w_id, h_amount, h_data FROM history ORDER BY 1, 2, 3, 4, 5, 6, 7",
+		"orders":     "SELECT o_id, o_d_id, o_w_id, o_c_id, o_carrier_id, o_ol_cnt, o_all_local FROM orders ORDER BY o_w_id, o_d_id, o_id",
+		"new_order":  "SELECT * FROM new_order ORDER BY no_w_id, no_d_id, no_o_id",
+		"order_line": "SELECT ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d IS NULL, ol_quantity, ol_amount, ol_dist_info FROM order_line ORDER BY ol_w_id, ol_d_id, ol_o_id, ol_number",
+		"item":       "SELECT * FROM item ORDER BY i_id",
+		"stock":      "SELECT * FROM stock ORDER BY s_w_id, s_i_id",
+	}
+	out := map[string]string{}
+	for table, q := range queries {
+		rows, err := d.Query(q)
+		if err != nil {
+			t.Fatalf("%s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]sql.RawBytes, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		h := sha256.New()
+		n := 0
+		for rows.Next() {
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range vals {
+				if v == nil {
+					h.Write([]byte("\x00NULL"))
+				}
+				h.Write(v)
+				h.Write([]byte{0})
+			}
+			n++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		out[table] = fmt.Sprintf("%d rows %s", n, hex.EncodeToString(h.Sum(nil))[:16])
+	}
+	return out
+}
+
+// TestModesSameContents: one VU, the same seeds and iterations, on three
+// databases built alike, leave identical tables in the three modes: the
+// procedures do what the client does.
+func TestModesSameContents(t *testing.T) {
+	s := need(t)
+	hashes := map[workload.Mode]map[string]string{}
+	for _, m := range modes {
+		name := "sledge_same_" + m.String()
+		u := freshDB(t, s, name)
+		build(t, u, 5)
+		if _, stderr, code := sledge(t, "run", "--db", u, "--mode", m.String(), "--vus", "1",
+			"--iterations", "300", "--seed", "77", "--json"); code != 0 {
+			t.Fatalf("run %s: exit %d: %s", m, code, stderr)
+		}
+		hashes[m] = tableHashes(t, s, name)
+	}
+	for table, want := range hashes[workload.ModeClient] {
+		for _, m := range modes {
+			if got := hashes[m][table]; got != want {
+				t.Errorf("%s differs: %s %s, client %s", table, m, got, want)
+			}
+		}
+	}
+}
+
+// TestBadInput: each mistake is one clear line and a non-zero exit.
+func TestBadInput(t *testing.T) {
+	s := need(t)
+	port, err := testdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin(t, s,
+		"DROP USER IF EXISTS 'weak'@'127.0.0.1'",
+		"CREATE USER 'weak'@'127.0.0.1' IDENTIFIED BY 'weakpw'",
+		"DROP DATABASE IF EXISTS sledge_nocreate")
+	empty := freshDB(t, s, "sledge_empty")
+	noProcs := freshDB(t, s, "sledge_noprocs")
+	build(t, noProcs, 1)
+	admin(t, s, "DROP PROCEDURE sledge_noprocs.neword")
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"wrong password", []string{"run", "--db", tcpURL(s, s.User, "wrong-secret", "sledge_empty")},
+			"refused user root: wrong password or unknown user"},
+		{"unreachable port", []string{"run", "--db", fmt.Sprintf("mysql://root:pw@127.0.0.1:%d/tpcc", port)},
+			fmt.Sprintf("cannot reach MariaDB/MySQL at 127.0.0.1:%d: connection refused", port)},
+		{"no create privilege", []string{"build", "--db", tcpURL(s, "weak", "weakpw", "sledge_nocreate")},
+			"user weak may not create database sledge_nocreate: create it as an administrator or GRANT CREATE"},
+		{"no schema", []string{"run", "--db", empty, "--iterations", "1"},
+			"no tpcc schema in"},
+		{"procedures dropped", []string{"run", "--db", noProcs, "--mode", "procedure", "--iterations", "1"},
+			"the tpcc procedures are missing in sledge_noprocs: run `sledge drop` and `sledge build` again"},
+		{"pipeline", []string{"run", "--db", empty, "--mode", "pipeline", "--iterations", "1"},
+			"pipeline mode is not implemented yet; use procedure, client or prepared"},
+		{"unknown parameter", []string{"run", "--db", empty + "?fast=1"},
+			"mysql URL: unknown parameter fast"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			stdout, stderr, code := sledge(t, tc.args...)
+			if code == 0 {
+				t.Fatalf("exit 0; stdout %s", stdout)
+			}
+			line := strings.TrimSpace(stderr)
+			if strings.Count(line, "\n") != 0 || !strings.Contains(line, tc.want) {
+				t.Errorf("stderr %q, want one line with %q", stderr, tc.want)
+			}
+			for _, secret := range []string{s.Password, "wrong-secret", "weakpw"} {
+				if strings.Contains(stdout+stderr, secret) {
+					t.Errorf("output shows a password: %s", stderr)
+				}
+			}
+			t.Logf("exit %d: %s", code, line)
+		})
+	}
+}
+
+var errSurvived = errors.New("survived the deadlock")
+
+// TestErrorMapping: a real deadlock is ErrRetry; New-Order's invalid item
+// in procedure mode is ErrUserAbort and rolls the whole call back.
+func TestErrorMapping(t *testing.T) {
+	s := need(t)
+	name := shared(t)
+	ctx := context.Background()
+	d, err := db.Open(ctx, tcpURL(s, s.User, s.Password, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+
+	runModes(t, func(t *testing.T, m workload.Mode) {
+		if m == workload.ModeProcedure {
+			c, err := d.Connect(ctx, "tpcc", m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close(ctx)
+			var before, after, oID int64
+			if err := c.QueryRow(ctx, "tpcc.nopm").Scan(&before); err != nil {
+				t.Fatal(err)
+			}
+			err = c.QueryRow(ctx, "neword.call", int64(1), int64(1), int64(1), int64(2), "5,100001", "1,1", "3,4").Scan(&oID)
+			if !errors.Is(err, workload.ErrUserAbort) {
+				t.Fatalf("invalid item: %v, want ErrUserAbort", err)
+			}
+			if err := c.QueryRow(ctx, "tpcc.nopm").Scan(&after); err != nil {
+				t.Fatal(err)
+			}
+			if after != before {
+				t.Errorf("d_next_o_id moved from %d to %d: the call did not roll back", before, after)
+			}
+			return
+		}
+		// Two sessions update the same two rows in opposite orders.
+		a, err := d.Connect(ctx, "tpcc", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer a.Close(ctx)
+		b, err := d.Connect(ctx, "tpcc", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close(ctx)
+		aHas, bHas := make(chan struct{}), make(chan struct{})
+		tx := func(c workload.Conn, first, second int64, mine, theirs chan struct{}) error {
+			return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error {
+				if _, err := c.Exec(ctx, "payment.district_update", 1.0, int64(1), first); err != nil {
+					return err
+				}
+				close(mine)
+				<-theirs
+				if _, err := c.Exec(ctx, "payment.district_update", 1.0, int64(1), second); err != nil {
+					return err
+				}
+				return errSurvived // roll back: the shared database stays consistent
+			})
+		}
+		errs := make(chan error, 2)
+		go func() { errs <- tx(a, 1, 2, aHas, bHas) }()
+		go func() { errs <- tx(b, 2, 1, bHas, aHas) }()
+		e1, e2 := <-errs, <-errs
+		if errors.Is(e1, errSurvived) == errors.Is(e2, errSurvived) {
+			t.Fatalf("want exactly one survivor: %v, %v", e1, e2)
+		}
+		if err := errors.Join(e1, e2); !errors.Is(err, workload.ErrRetry) {
+			t.Fatalf("deadlock: %v, want ErrRetry", err)
+		}
+	})
+}

@@ -1,0 +1,18 @@
+-- Drops the TPC-C schema: procedures and tables (indexes go with their
+-- tables). sledge_meta first, so an interrupted drop never leaves a schema
+-- that looks complete.
+DROP TABLE IF EXISTS sledge_meta;
+DROP PROCEDURE IF EXISTS neword;
+DROP PROCEDURE IF EXISTS payment;
+DROP PROCEDURE IF EXISTS delivery;
+DROP PROCEDURE IF EXISTS slev;
+DROP PROCEDURE IF EXISTS ostat;
+DROP TABLE IF EXISTS order_line;
+DROP TABLE IF EXISTS new_order;
+DROP TABLE IF EXISTS orders;
+DROP TABLE IF EXISTS history;
+DROP TABLE IF EXISTS customer;
+DROP TABLE IF EXISTS stock;
+DROP TABLE IF EXISTS district;
+DROP TABLE IF EXISTS warehouse;
+DROP TABLE IF EXISTS item;

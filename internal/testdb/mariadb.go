@@ -1,0 +1,239 @@
+package testdb
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MariaDB test server settings: fast rather than durable, since the data
+// directory is thrown away. innodb_flush_log_at_trx_commit=0 writes the log
+// about once a second instead of at every commit; no binary log, no
+// doublewrite buffer.
+var mariadbSettings = []string{
+	"--innodb-flush-log-at-trx-commit=0",
+	"--innodb-buffer-pool-size=512M",
+	"--innodb-log-file-size=256M",
+	"--innodb-doublewrite=0",
+	"--skip-log-bin",
+	"--max-connections=200",
+	"--local-infile=ON",
+	// Users are matched by address: no DNS lookup per connection.
+	"--skip-name-resolve",
+}
+
+// mariadbPassword is the root password of every private test server; it
+// only guards a loopback server that lives as long as a test binary.
+const mariadbPassword = "sledge-test"
+
+// lookPath returns the first of names found in PATH or in /usr/sbin and
+// /usr/local/sbin (server binaries live there, often outside a user's PATH).
+func lookPath(names ...string) string {
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+		for _, dir := range []string{"/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"} {
+			p := filepath.Join(dir, n)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// StartMariaDB starts a private MariaDB (or MySQL-compatible mariadbd)
+// server: a fresh data directory in a temporary directory, a free loopback
+// port and a unix socket in that directory, and root with a password over
+// both. It returns ErrUnavailable when the binaries are not installed.
+func StartMariaDB(ctx context.Context) (*Server, error) {
+	server := lookPath("mariadbd", "mysqld")
+	installDB := lookPath("mariadb-install-db", "mysql_install_db")
+	if server == "" || installDB == "" {
+		return nil, fmt.Errorf("mariadb: mariadbd or mariadb-install-db not found: %w", ErrUnavailable)
+	}
+	dir, err := os.MkdirTemp("", "sledge-mariadb-")
+	if err != nil {
+		return nil, fmt.Errorf("mariadb: %w", err)
+	}
+	// mariadbd refuses to start as root unless told to run as root; as
+	// anyone else --user is not allowed.
+	var userArgs []string
+	if os.Geteuid() == 0 {
+		userArgs = []string{"--user=root"}
+	} else if u, err := user.Current(); err == nil {
+		userArgs = []string{"--user=" + u.Username}
+	}
+	data := filepath.Join(dir, "data")
+	srv := &Server{Kind: "mariadb", Host: "127.0.0.1", Dir: dir, Socket: filepath.Join(dir, "mysqld.sock"), User: "root", Password: mariadbPassword}
+	fail := func(err error) (*Server, error) {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+
+	args := append([]string{"--no-defaults", "--datadir=" + data, "--auth-root-authentication-method=normal", "--skip-test-db"}, userArgs...)
+	if base := installBase(server); base != "" {
+		args = append(args, "--basedir="+base)
+	}
+	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	out, err := exec.CommandContext(ictx, installDB, args...).CombinedOutput()
+	cancel()
+	if err != nil {
+		return fail(fmt.Errorf("mariadb: %s: %w: %s", filepath.Base(installDB), err, lastLines(out, 5)))
+	}
+
+	port, err := FreePort()
+	if err != nil {
+		return fail(err)
+	}
+	srv.Port = port
+	logFile := filepath.Join(dir, "error.log")
+	args = append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + srv.Socket,
+		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + logFile,
+		"--tmpdir=" + dir}, userArgs...)
+	args = append(args, mariadbSettings...)
+	cmd := exec.Command(server, args...)
+	// Its own process group, so a Ctrl-C meant for the test does not reach
+	// it before Stop shuts it down cleanly.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("mariadb: start %s: %w", server, err))
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	srv.stop = func() error { return stopMariaDB(cmd, exited, srv.Socket) }
+
+	if err := waitMariaDB(ctx, srv, exited, logFile); err != nil {
+		srv.Stop()
+		return nil, err
+	}
+	if err := setupRoot(ctx, srv); err != nil {
+		srv.Stop()
+		return nil, err
+	}
+	return srv, nil
+}
+
+// installBase is the installation directory the server binary belongs to
+// (/usr for /usr/sbin/mariadbd), which mariadb-install-db needs to find
+// its SQL files when it is not the compiled-in default.
+func installBase(server string) string {
+	base := filepath.Dir(filepath.Dir(server))
+	if _, err := os.Stat(filepath.Join(base, "share")); err != nil {
+		return ""
+	}
+	return base
+}
+
+// socketDSN is root over the unix socket, with or without the password.
+func socketDSN(srv *Server, withPassword bool) string {
+	c := mysql.NewConfig()
+	c.User = "root"
+	if withPassword {
+		c.Passwd = srv.Password
+	}
+	c.Net = "unix"
+	c.Addr = srv.Socket
+	c.Timeout = 2 * time.Second
+	return c.FormatDSN()
+}
+
+// waitMariaDB waits up to 60 s for the socket to answer.
+func waitMariaDB(ctx context.Context, srv *Server, exited <-chan error, logFile string) error {
+	db, err := sql.Open("mysql", socketDSN(srv, false))
+	if err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	defer db.Close()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err = db.PingContext(pctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		select {
+		case werr := <-exited:
+			log, _ := os.ReadFile(logFile)
+			return fmt.Errorf("mariadb: server exited (%v): %s", werr, lastLines(log, 5))
+		case <-ctx.Done():
+			return fmt.Errorf("mariadb: waiting for the server: %w", ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(logFile)
+			return fmt.Errorf("mariadb: server did not answer on %s within 60s: %v: %s", srv.Socket, err, lastLines(log, 5))
+		}
+	}
+}
+
+// setupRoot gives root a password, also for TCP connections from
+// 127.0.0.1 (a separate account), and reads the version.
+func setupRoot(ctx context.Context, srv *Server) error {
+	db, err := sql.Open("mysql", socketDSN(srv, false))
+	if err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	defer db.Close()
+	pw := strings.ReplaceAll(srv.Password, "'", "''")
+	for _, q := range []string{
+		"CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
+		"ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
+		"GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
+		"ALTER USER 'root'@'localhost' IDENTIFIED BY '" + pw + "'",
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("mariadb: set up root: %w", err)
+		}
+	}
+	db.Close()
+	db, err = sql.Open("mysql", socketDSN(srv, true))
+	if err != nil {
+		return fmt.Errorf("mariadb: %w", err)
+	}
+	defer db.Close()
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&srv.Version); err != nil {
+		return fmt.Errorf("mariadb: version: %w", err)
+	}
+	return nil
+}
+
+// stopMariaDB asks the server to shut down (SIGTERM: a clean shutdown),
+// waits up to 30 s, then kills it.
+func stopMariaDB(cmd *exec.Cmd, exited <-chan error, socket string) error {
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		return fmt.Errorf("mariadb: stop: %w", err)
+	}
+	select {
+	case <-exited:
+		return nil
+	case <-time.After(30 * time.Second):
+	}
+	_ = cmd.Process.Kill()
+	<-exited
+	return fmt.Errorf("mariadb: server on %s did not stop within 30s and was killed", socket)
+}
+
+// lastLines returns the last n non-empty lines of out on one line.
+func lastLines(out []byte, n int) string {
+	lines := strings.Split(string(bytes.TrimSpace(out)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}
