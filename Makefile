@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test servers vet unit build bench bench-sqlite-drivers fuzz clean
+.PHONY: test servers vet unit build bench bench-servers bench-go bench-sqlite-drivers fuzz clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -35,9 +35,16 @@ fuzz:
 build:
 	$(GO) build -o bin/sledge ./cmd/sledge
 
-## bench: Go benchmarks of the hot paths, and the SQLite driver comparison
-bench: bench-sqlite-drivers
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/workload/tpcc/ ./internal/db/
+## bench: NOPM per mode on private PostgreSQL and MariaDB servers (2 and 4
+## VUs, one warehouse per VU) with build time per warehouse, then the SQLite
+## driver comparison. Figures go to docs/benchmarks.md by hand.
+bench: servers bench-servers bench-sqlite-drivers
+
+bench-servers:
+	$(GO) run ./internal/benchtool -vus 2,4 -rampup 5s -duration 30s
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/workload/tpcc/ ./internal/db/...
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh

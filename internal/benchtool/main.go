@@ -1,0 +1,143 @@
+// Command benchtool runs sledge's server benchmarks (make bench) against
+// private throwaway servers: for each database, a schema with one warehouse
+// per virtual user is built (timed), then each mode runs back to back on it,
+// and a Markdown table of NOPM, TPM and build time per warehouse is printed.
+// Network load goes only to 127.0.0.1 and unix sockets in the temp dir.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
+)
+
+func main() {
+	dbs := flag.String("dbs", "postgres,mariadb", "databases to measure")
+	modes := flag.String("modes", "procedure,client,prepared", "modes, run in this order")
+	vusList := flag.String("vus", "2,4", "virtual-user counts (one warehouse per VU)")
+	rampup := flag.Duration("rampup", 5*time.Second, "ramp-up per run")
+	duration := flag.Duration("duration", 30*time.Second, "measured interval per run")
+	transport := flag.String("transport", "tcp", "tcp or unix")
+	flag.Parse()
+	if err := run(*dbs, *modes, *vusList, *rampup, *duration, *transport); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtool:", err)
+		os.Exit(1)
+	}
+}
+
+type summary struct {
+	NOPM      float64 `json:"nopm"`
+	TPM       float64 `json:"tpm"`
+	TPMSource string  `json:"tpm_source"`
+	TPMClient float64 `json:"tpm_client"`
+	DBVersion string  `json:"db_version"`
+	Total     struct {
+		Errors  int64   `json:"errors"`
+		Retries int64   `json:"retries"`
+		P90     float64 `json:"p90_ms"`
+	} `json:"total"`
+	Settings map[string]string `json:"db_settings"`
+}
+
+func run(dbs, modes, vusList string, rampup, duration time.Duration, transport string) error {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "sledge-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "sledge")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	fmt.Printf("| database | VUs = warehouses | mode | NOPM | TPM (source) | TPM client | NOPM vs client | total p90 ms | errors | retries |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|\n")
+	var builds []string
+	var settings []string
+	for _, kind := range strings.Split(dbs, ",") {
+		var srv *testdb.Server
+		switch kind {
+		case "postgres":
+			srv, err = testdb.StartPostgres(ctx)
+		case "mariadb":
+			srv, err = testdb.StartMariaDB(ctx)
+		default:
+			return fmt.Errorf("unknown database %q", kind)
+		}
+		if err != nil {
+			return fmt.Errorf("start %s: %w", kind, err)
+		}
+		for _, vus := range strings.Split(vusList, ",") {
+			name := fmt.Sprintf("bench_w%s", vus)
+			url := serverURL(srv, name, transport)
+			start := time.Now()
+			if out, err := exec.Command(bin, "build", "--db", url, "--warehouses", vus, "--json").CombinedOutput(); err != nil {
+				srv.Stop()
+				return fmt.Errorf("build %s: %v\n%s", kind, err, out)
+			}
+			var w int
+			fmt.Sscan(vus, &w)
+			el := time.Since(start).Seconds()
+			builds = append(builds, fmt.Sprintf("| %s | %d | %.1f | %.2f |", kind, w, el, el/float64(w)))
+			var clientNOPM float64
+			rows := []string{}
+			results := map[string]summary{}
+			for _, mode := range strings.Split(modes, ",") {
+				out, err := exec.Command(bin, "run", "--db", url, "--mode", mode, "--vus", vus,
+					"--rampup", rampup.String(), "--duration", duration.String(), "--json").Output()
+				if err != nil {
+					srv.Stop()
+					return fmt.Errorf("run %s %s: %v", kind, mode, err)
+				}
+				var s summary
+				if err := json.Unmarshal(bytes.TrimSpace(out), &s); err != nil {
+					srv.Stop()
+					return fmt.Errorf("run %s %s: %v: %s", kind, mode, err, out)
+				}
+				results[mode] = s
+				if mode == "client" {
+					clientNOPM = s.NOPM
+				}
+				if len(settings) == 0 || !strings.HasPrefix(settings[len(settings)-1], "- "+kind) {
+					settings = append(settings, fmt.Sprintf("- %s %s: %v", kind, s.DBVersion, s.Settings))
+				}
+			}
+			for _, mode := range strings.Split(modes, ",") {
+				s := results[mode]
+				ratio := "-"
+				if clientNOPM > 0 {
+					ratio = fmt.Sprintf("%.2f", s.NOPM/clientNOPM)
+				}
+				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.0f | %.0f (%s) | %.0f | %s | %.2f | %d | %d |",
+					kind, vus, mode, s.NOPM, s.TPM, s.TPMSource, s.TPMClient, ratio, s.Total.P90, s.Total.Errors, s.Total.Retries))
+			}
+			fmt.Println(strings.Join(rows, "\n"))
+		}
+		srv.Stop()
+	}
+	fmt.Printf("\n| database | warehouses | build s | s per warehouse |\n|---|---|---|---|\n%s\n", strings.Join(builds, "\n"))
+	fmt.Printf("\nServer settings:\n%s\n", strings.Join(settings, "\n"))
+	return nil
+}
+
+func serverURL(s *testdb.Server, dbname, transport string) string {
+	switch {
+	case s.Kind == "postgres" && transport == "unix":
+		return fmt.Sprintf("postgres://%s:%s@/%s?host=%s", s.User, s.Password, dbname, s.Socket)
+	case s.Kind == "postgres":
+		return fmt.Sprintf("postgres://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, dbname)
+	case transport == "unix":
+		return fmt.Sprintf("mysql://%s:%s@/%s?socket=%s", s.User, s.Password, dbname, s.Socket)
+	default:
+		return fmt.Sprintf("mysql://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, dbname)
+	}
+}
