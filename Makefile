@@ -18,10 +18,10 @@ vet:
 	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
 
 # Everything with the default SQLite driver (mattn where cgo builds), then
-# the database and CLI tests again on the pure-Go driver.
+# the packages that use SQLite again on the pure-Go driver.
 unit:
-	$(GO) test -count=1 -timeout 10m ./...
-	$(GO) test -count=1 -timeout 10m -tags sqlite_modernc ./internal/db/... ./internal/cli/
+	$(GO) test -count=1 -timeout 12m ./...
+	$(GO) test -count=1 -timeout 12m -tags sqlite_modernc ./internal/db/sqlite/ ./internal/jobs/ ./internal/cli/
 
 # Each fuzz target for a few seconds: enough to catch regressions in CI.
 fuzz-short:

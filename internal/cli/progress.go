@@ -6,6 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/sledge-bench/sledge/internal/engine"
 )
 
 // progress redraws one status line on a terminal, or prints a plain line
@@ -106,4 +108,77 @@ func thousands(n int64) string {
 
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// startProgressLines prints one line to stderr every interval, as pgbench
+// -P does: rates over the interval just ended, from the run's live
+// counters. meterKind is the mix type whose commits make the business
+// meter (TPC-C New-Order for NOPM), or -1. stop prints nothing more.
+func startProgressLines(env *Env, every time.Duration, live *engine.Live, meter string, meterKind int) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		start := time.Now()
+		last := progressCount(live, meterKind)
+		lastAt := start
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-t.C:
+				c := progressCount(live, meterKind)
+				fmt.Fprintln(env.Stderr, progressLine(now.Sub(start), now.Sub(lastAt), c.sub(last), meter, meterKind >= 0, live))
+				last, lastAt = c, now
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+		})
+	}
+}
+
+// progressCounts are the live counters one progress line compares.
+type progressCounts struct {
+	completed, errors, meter int64
+	latency                  time.Duration
+}
+
+func progressCount(live *engine.Live, meterKind int) progressCounts {
+	c := progressCounts{completed: live.Completed(), errors: live.Errors(), latency: live.Latency()}
+	if meterKind >= 0 {
+		c.meter = live.Kind(meterKind) - live.Rollbacks(meterKind)
+	}
+	return c
+}
+
+func (c progressCounts) sub(o progressCounts) progressCounts {
+	return progressCounts{completed: c.completed - o.completed, errors: c.errors - o.errors,
+		meter: c.meter - o.meter, latency: c.latency - o.latency}
+}
+
+// progressLine is "progress: 10.0 s, 1234.5 tps, 3,456 NOPM, lat avg 3.21
+// ms, errors 0": elapsed since the start, then the interval's figures.
+func progressLine(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool, live *engine.Live) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps", elapsed.Seconds(), float64(d.completed)/span.Seconds())
+	if hasMeter {
+		fmt.Fprintf(&b, ", %s %s", thousands(int64(float64(d.meter)/span.Minutes()+0.5)), meter)
+	}
+	lat := "-"
+	if d.completed > 0 {
+		lat = fmt.Sprintf("%.2f ms", float64(d.latency.Microseconds())/1000/float64(d.completed))
+	}
+	fmt.Fprintf(&b, ", lat avg %s, errors %d", lat, d.errors)
+	if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
+		fmt.Fprintf(&b, " (%s)", phase)
+	}
+	return b.String()
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -22,6 +23,9 @@ type runOpts struct {
 	mode           string
 	maxRetries     int
 	raiseError     bool
+	progress       int  // seconds between --progress lines; 0: the progress bar
+	noCost         bool // --no-cost: measure no cost per transaction
+	perTypeCPU     bool // --per-type-cpu: CPU and context switches per type
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -45,7 +49,12 @@ $XDG_DATA_HOME/sledge/<workload>.db (~/.local/share/sledge/tpcc.db); a
 missing schema there is built first with one warehouse.
 
 Ctrl-C or SIGTERM stops the run: no new transactions start, the ones in
-flight finish, and the summary of what was measured is printed (exit 130).`,
+flight finish, and the summary of what was measured is printed (exit 130).
+
+The summary includes the cost per transaction (docs/cost.md): round trips
+and bytes on the virtual users' connections, client CPU time and context
+switches. --no-cost turns the measuring off, to see what it costs;
+--per-type-cpu adds CPU and context switches per transaction type.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)
@@ -67,6 +76,9 @@ flight finish, and the summary of what was measured is printed (exit 130).`,
 	fs.StringVar(&o.mode, "mode", "", "procedure, client or prepared (default: procedure where the database has procedures)")
 	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
 	fs.BoolVar(&o.raiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
+	fs.IntVar(&o.progress, "progress", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
+	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
+	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 	return cmd
 }
 
@@ -85,10 +97,13 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	plan := &engine.Plan{
 		VUs: o.vus, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
 		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, RaiseError: o.raiseError,
-		Seed: o.seed, Mix: w.Mix(),
+		Seed: o.seed, Mix: w.Mix(), Cost: !o.noCost, ThreadCost: o.perTypeCPU,
 	}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
+	}
+	if o.progress < 0 {
+		return usageErr("--progress must not be negative")
 	}
 	s, err := openSession(ctx, url, w.Name(), mode, !o.explicit)
 	if err != nil {
@@ -145,6 +160,15 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		if ok {
 			m["db_commits"], m["db_rollbacks"] = c.Commits, c.Rollbacks
 		}
+		if ws, ok := s.db.(db.ServerWire); ok && plan.Cost {
+			b, ok, err := ws.ServerBytes(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("database byte counters: %w", err)
+			}
+			if ok {
+				m["db_bytes_sent"], m["db_bytes_received"] = b.Sent, b.Received
+			}
+		}
 		return m, nil
 	}
 
@@ -154,14 +178,21 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	live := engine.NewLive(plan)
 	o.job.sample(live)
-	var disp *progress
-	if !o.jsonOut {
-		disp = startProgress(env, 10*time.Second, runRenderer(plan, live))
+	var stopDisplay func()
+	switch {
+	case o.progress > 0:
+		name, kind := "", -1
+		if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
+			name, kind = meter.MeterName(), mt.MeterKind()
+		}
+		stopDisplay = startProgressLines(env, time.Duration(o.progress)*time.Second, live, name, kind)
+	case !o.jsonOut:
+		stopDisplay = startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 	}
 	res, runErr := engine.Run(ctx, plan, live)
 	o.job.runDone(res, plan.Mix)
-	if disp != nil {
-		disp.Stop()
+	if stopDisplay != nil {
+		stopDisplay()
 	}
 	if res == nil {
 		return runErr

@@ -21,11 +21,21 @@ func newFlagSet() *pflag.FlagSet { return pflag.NewFlagSet("", pflag.ContinueOnE
 // costJSON is the cost of one transaction, averaged over the measured
 // interval: "per_txn" in --json (issue 4's contract keys).
 type costJSON struct {
-	RoundTrips      float64 `json:"round_trips"`      // request/response exchanges on the VU's connection
-	BytesSent       float64 `json:"bytes_sent"`       // on the VU's connection
-	BytesReceived   float64 `json:"bytes_received"`   // on the VU's connection
-	ClientCPUUs     float64 `json:"client_cpu_us"`    // user+sys CPU of the sledge process
-	ContextSwitches float64 `json:"context_switches"` // voluntary+involuntary, sledge process
+	RoundTrips    float64 `json:"round_trips"`    // request/response exchanges on the VU's connection
+	BytesSent     float64 `json:"bytes_sent"`     // on the VU's connection
+	BytesReceived float64 `json:"bytes_received"` // on the VU's connection
+	// Overall: the whole sledge process. Per type: the virtual users' own
+	// threads, null unless measured (--per-type-cpu).
+	ClientCPUUs     *float64 `json:"client_cpu_us"`    // user+sys CPU
+	ContextSwitches *float64 `json:"context_switches"` // voluntary+involuntary
+}
+
+// serverCostJSON is what the server says it sent and received per
+// transaction over the measured interval: every session included, not
+// only sledge's virtual users ("server_per_txn" in --json).
+type serverCostJSON struct {
+	BytesSent     float64 `json:"bytes_sent"`     // by the server
+	BytesReceived float64 `json:"bytes_received"` // by the server
 }
 
 // txJSON is one transaction type in the summary; latencies in milliseconds,
@@ -48,31 +58,35 @@ type txJSON struct {
 
 // runSummary is the result of a run, printed as text or JSON.
 type runSummary struct {
-	Workload    string              `json:"workload"`
-	Database    string              `json:"database"` // URL, password redacted
-	Driver      string              `json:"driver"`
-	DBVersion   string              `json:"db_version"`
-	Transport   string              `json:"transport"`
-	Mode        string              `json:"mode"`
-	VUs         int                 `json:"vus"`
-	Scale       string              `json:"scale,omitempty"`
-	Seed        uint64              `json:"seed"`
-	RampupS     float64             `json:"rampup_s"`
-	DurationS   float64             `json:"duration_s"`
-	Iterations  int                 `json:"iterations,omitempty"`
-	MeasuredS   float64             `json:"measured_s"`
-	Interrupted bool                `json:"interrupted"`
-	MeterName   string              `json:"-"`
-	NOPM        *float64            `json:"nopm,omitempty"`
-	TPM         float64             `json:"tpm"`
-	TPMSource   string              `json:"tpm_source"` // "database" or "client"
-	TPMClient   float64             `json:"tpm_client"`
-	Total       txJSON              `json:"total"`
-	PerTxn      *costJSON           `json:"per_txn,omitempty"` // overall cost per transaction
-	Types       []txJSON            `json:"transactions"`
-	Errors      []engine.ErrorCount `json:"errors"`
-	StoppedVUs  []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
-	Settings    map[string]string   `json:"db_settings,omitempty"`
+	Workload    string    `json:"workload"`
+	Database    string    `json:"database"` // URL, password redacted
+	Driver      string    `json:"driver"`
+	DBVersion   string    `json:"db_version"`
+	Transport   string    `json:"transport"`
+	Mode        string    `json:"mode"`
+	VUs         int       `json:"vus"`
+	Scale       string    `json:"scale,omitempty"`
+	Seed        uint64    `json:"seed"`
+	RampupS     float64   `json:"rampup_s"`
+	DurationS   float64   `json:"duration_s"`
+	Iterations  int       `json:"iterations,omitempty"`
+	MeasuredS   float64   `json:"measured_s"`
+	Interrupted bool      `json:"interrupted"`
+	MeterName   string    `json:"-"`
+	NOPM        *float64  `json:"nopm,omitempty"`
+	TPM         float64   `json:"tpm"`
+	TPMSource   string    `json:"tpm_source"` // "database" or "client"
+	TPMClient   float64   `json:"tpm_client"`
+	Total       txJSON    `json:"total"`
+	PerTxn      *costJSON `json:"per_txn,omitempty"` // overall cost per transaction
+	// WireNote says why per_txn's round trips and bytes are zero, for
+	// the text: "embedded", "not counted", or "" when they were counted.
+	WireNote     string              `json:"-"`
+	ServerPerTxn *serverCostJSON     `json:"server_per_txn,omitempty"`
+	Types        []txJSON            `json:"transactions"`
+	Errors       []engine.ErrorCount `json:"errors"`
+	StoppedVUs   []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
+	Settings     map[string]string   `json:"db_settings,omitempty"`
 }
 
 func toJSON(s metrics.Summary) txJSON {
@@ -99,10 +113,27 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 	}
 	mix := w.Mix()
 	for i := range res.Stats {
-		sum.Types = append(sum.Types, toJSON(res.Stats[i].Summarize(mix[i].Name)))
+		t := toJSON(res.Stats[i].Summarize(mix[i].Name))
+		t.PerTxn = typeCost(res, &res.Stats[i])
+		sum.Types = append(sum.Types, t)
 	}
 	total := res.Stats.Total()
 	sum.Total = toJSON(total.Summarize("total"))
+	sum.PerTxn = overallCost(res, total)
+	switch {
+	case sum.PerTxn == nil:
+	case info.Transport == "embedded":
+		sum.WireNote = "embedded"
+	case !res.Wired:
+		sum.WireNote = "not counted"
+	}
+	if n := total.Completed(); n > 0 {
+		sent, ok1 := res.Delta("db_bytes_sent")
+		recv, ok2 := res.Delta("db_bytes_received")
+		if ok1 && ok2 {
+			sum.ServerPerTxn = &serverCostJSON{BytesSent: float64(sent) / float64(n), BytesReceived: float64(recv) / float64(n)}
+		}
+	}
 	sum.TPMClient = metrics.PerMinute(total.Completed(), measured)
 	sum.TPM, sum.TPMSource = sum.TPMClient, "client"
 	if c, ok1 := res.Delta("db_commits"); ok1 {
@@ -117,6 +148,44 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 		}
 	}
 	return sum
+}
+
+// overallCost is the cost of one transaction over the measured interval:
+// the wire counts of every counted transaction (so the types add up to it)
+// and the whole process's CPU and context switches, over the completed
+// transactions. Nil when the run did not measure cost.
+func overallCost(res *engine.Result, total *metrics.TxStats) *costJSON {
+	n := float64(total.Completed())
+	if n == 0 || !res.ProcessOK {
+		return nil
+	}
+	c := wireCost(total.Wire, n)
+	c.ClientCPUUs, c.ContextSwitches = usageCost(res.Process, n)
+	return c
+}
+
+// typeCost is one type's cost: its wire counts, and CPU and context
+// switches on its VUs' own threads, over its completed transactions.
+func typeCost(res *engine.Result, s *metrics.TxStats) *costJSON {
+	n := float64(s.Completed())
+	if n == 0 || !res.ProcessOK {
+		return nil
+	}
+	c := wireCost(s.Wire, n)
+	if res.ThreadUsage {
+		c.ClientCPUUs, c.ContextSwitches = usageCost(s.Thread, n)
+	}
+	return c
+}
+
+func usageCost(u metrics.Usage, n float64) (cpuUs, switches *float64) {
+	cpu, sw := float64(u.CPU.Nanoseconds())/1e3/n, float64(u.Switches)/n
+	return &cpu, &sw
+}
+
+func wireCost(w metrics.Wire, n float64) *costJSON {
+	return &costJSON{RoundTrips: float64(w.RoundTrips) / n,
+		BytesSent: float64(w.BytesSent) / n, BytesReceived: float64(w.BytesReceived) / n}
 }
 
 func writeJSON(out io.Writer, v any) error {
@@ -167,6 +236,7 @@ func printSummary(out io.Writer, s *runSummary) {
 	row(s.Total)
 	tw.Flush()
 	fmt.Fprintln(out, "latencies measured by sledge per transaction, from its first statement to its commit")
+	printCost(out, s)
 	if len(s.StoppedVUs) > 0 {
 		fmt.Fprintf(out, "\n%d virtual user%s stopped at an error (--raise-error): %v\n", len(s.StoppedVUs), plural(len(s.StoppedVUs)), s.StoppedVUs)
 	}
@@ -202,4 +272,51 @@ func interrupted(s *runSummary) string {
 		return " (interrupted)"
 	}
 	return ""
+}
+
+// printCost prints the cost per transaction: a column set per type and an
+// overall line, each figure labelled with where it was measured.
+func printCost(out io.Writer, s *runSummary) {
+	if s.PerTxn == nil {
+		return
+	}
+	fmt.Fprintln(out, "\ncost per transaction (client)")
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "type\tround trips\tbytes sent\tbytes received\tCPU µs\tcontext switches\t")
+	row := func(name string, c *costJSON) {
+		if c == nil {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t\n", name)
+			return
+		}
+		cpuText, sw := "-", "-"
+		if c.ClientCPUUs != nil && c.ContextSwitches != nil {
+			cpuText, sw = fmt.Sprintf("%.1f", *c.ClientCPUUs), fmt.Sprintf("%.2f", *c.ContextSwitches)
+		}
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%s\t%s\t%s\t\n", name, c.RoundTrips,
+			thousands(int64(c.BytesSent+0.5)), thousands(int64(c.BytesReceived+0.5)), cpuText, sw)
+	}
+	perType := false
+	for _, t := range s.Types {
+		row(t.Name, t.PerTxn)
+		perType = perType || (t.PerTxn != nil && t.PerTxn.ClientCPUUs != nil)
+	}
+	row("all", s.PerTxn)
+	tw.Flush()
+	wire := "on the virtual users' connections"
+	switch {
+	case strings.HasPrefix(s.WireNote, "embedded"):
+		wire = "none: " + s.Driver + " is embedded"
+	case s.WireNote != "":
+		wire = "not counted on this database"
+	}
+	fmt.Fprintf(out, "round trips and bytes: %s\n", wire)
+	if perType {
+		fmt.Fprintln(out, "CPU and context switches: per type on each virtual user's own thread; all: the whole sledge process")
+	} else {
+		fmt.Fprintln(out, "CPU and context switches: the whole sledge process (per type: --per-type-cpu)")
+	}
+	if c := s.ServerPerTxn; c != nil {
+		fmt.Fprintf(out, "server: %s bytes received, %s bytes sent per transaction (%s global status: every session)\n",
+			thousands(int64(c.BytesReceived+0.5)), thousands(int64(c.BytesSent+0.5)), s.Driver)
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -46,10 +47,21 @@ type Plan struct {
 	// RaiseError stops a VU at its first failed transaction (HammerDB's
 	// raise-error); by default the error is counted and the VU goes on.
 	RaiseError bool
+	// Cost measures the cost of each transaction (docs/cost.md): each VU's
+	// connection is opened on a context carrying a metrics.WireCounts, and
+	// the process's getrusage is read at both ends of the measured interval.
+	Cost bool
+	// ThreadCost (with Cost) also measures CPU time and context switches
+	// per transaction type: each VU holds its own OS thread and reads
+	// getrusage(RUSAGE_THREAD) around each transaction. Holding threads
+	// makes every wait a thread switch, which slows the client noticeably
+	// (docs/cost.md), so it is not the default.
+	ThreadCost bool
 	Seed       uint64
 	Mix        []workload.TxType
 
-	// Connect opens VU vu's session (vu is 0-based).
+	// Connect opens VU vu's session (vu is 0-based). With Cost, ctx
+	// carries the VU's wire counter (metrics.WireFrom).
 	Connect func(ctx context.Context, vu int) (workload.Conn, error)
 	// Terminal makes VU vu's transaction source.
 	Terminal func(vu int) workload.Terminal
@@ -78,6 +90,14 @@ type Result struct {
 	Errors       []ErrorCount
 	// Stopped lists the VUs (1-based) that stopped at an error (RaiseError).
 	Stopped []int
+	// Cost of the measured interval, with Plan.Cost: Process is the whole
+	// sledge process's getrusage delta (ProcessOK when it was read); Wired
+	// is true when every VU's connection was counted, ThreadUsage when
+	// every VU's thread usage was read (Stats hold the per-type figures).
+	Process     metrics.Usage
+	ProcessOK   bool
+	Wired       bool
+	ThreadUsage bool
 }
 
 // Measured is the length of the measured interval.
@@ -98,7 +118,9 @@ type Live struct {
 	measured  atomic.Int64 // transactions completed in the measured interval
 	errors    atomic.Int64
 	started   atomic.Int64 // UnixNano of the current phase's start
+	latency   atomic.Int64 // Σ latency of completed transactions, ns
 	perKind   []atomic.Int64
+	rollbacks []atomic.Int64 // per kind: completed by the workload's own rollback
 }
 
 // Phase returns the current phase and when it started.
@@ -117,6 +139,12 @@ func (l *Live) Errors() int64 { return l.errors.Load() }
 
 // Kind is the number of transactions of mix type i completed so far.
 func (l *Live) Kind(i int) int64 { return l.perKind[i].Load() }
+
+// Rollbacks is how many of Kind(i) rolled back on purpose (ErrUserAbort).
+func (l *Live) Rollbacks(i int) int64 { return l.rollbacks[i].Load() }
+
+// Latency is the sum of the latencies of the transactions Completed counts.
+func (l *Live) Latency() time.Duration { return time.Duration(l.latency.Load()) }
 
 func (l *Live) setPhase(p Phase, at time.Time) {
 	l.started.Store(at.UnixNano())
@@ -145,7 +173,7 @@ func (p *Plan) Validate() error {
 
 // NewLive makes the live counters for a plan; pass it to Run.
 func NewLive(p *Plan) *Live {
-	return &Live{perKind: make([]atomic.Int64, len(p.Mix))}
+	return &Live{perKind: make([]atomic.Int64, len(p.Mix)), rollbacks: make([]atomic.Int64, len(p.Mix))}
 }
 
 // Run executes the plan. Cancelling ctx stops the run early: no new
@@ -165,6 +193,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	live.setPhase(PhaseConnect, res.Start)
 
 	conns := make([]workload.Conn, p.VUs)
+	wires := make([]*metrics.WireCounts, p.VUs)
 	defer func() {
 		for _, c := range conns {
 			if c != nil {
@@ -173,7 +202,11 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		}
 	}()
 	for i := range conns {
-		c, err := p.Connect(ctx, i)
+		cctx := ctx
+		if p.Cost {
+			cctx = metrics.WithWire(ctx, new(metrics.WireCounts))
+		}
+		c, err := p.Connect(cctx, i)
 		if err != nil {
 			if ctx.Err() != nil {
 				res.Interrupted = true
@@ -183,14 +216,25 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			return nil, fmt.Errorf("connect virtual user %d: %w", i+1, err)
 		}
 		conns[i] = c
+		// Counted only when the database package dialed with the counter.
+		if wd, ok := c.(metrics.Wired); ok && p.Cost {
+			wires[i] = wd.Wire()
+		}
+	}
+	_, threads := metrics.ThreadUsage()
+	threads = threads && p.Cost && p.ThreadCost
+	res.ThreadUsage = threads
+	res.Wired = p.Cost
+	for _, w := range wires {
+		res.Wired = res.Wired && w != nil
 	}
 
 	vus := make([]*vu, p.VUs)
 	for i := range vus {
 		vus[i] = &vu{
 			id: i, plan: p, live: live, conn: conns[i], term: p.Terminal(i),
-			stats: metrics.NewSet(len(p.Mix)),
-			rng:   rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
+			stats: metrics.NewSet(len(p.Mix)), wire: wires[i], thread: threads,
+			rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
 		}
 	}
 
@@ -250,6 +294,10 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	end := time.Now()
 	live.setPhase(PhaseStop, end)
 	stop()
+	if measured && res.ProcessOK {
+		u, err := metrics.ProcessUsage()
+		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
+	}
 	var probeErr error
 	if measured {
 		// In iterations mode every VU has finished: nothing is in flight.
@@ -296,6 +344,11 @@ func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result) error {
 		return err
 	}
 	res.Before = before
+	if p.Cost {
+		// Holds the start until the end replaces it with the delta.
+		u, err := metrics.ProcessUsage()
+		res.Process, res.ProcessOK = u, err == nil
+	}
 	res.MeasureStart = time.Now()
 	live.setPhase(PhaseMeasure, res.MeasureStart)
 	return nil
@@ -324,13 +377,23 @@ type vu struct {
 	term  workload.Terminal
 	stats metrics.Set
 	rng   *rand.Rand
-	errs  map[string]int64
+	wire  *metrics.WireCounts // nil: not counted
+	// thread: the VU holds its OS thread and reads its usage around each
+	// transaction.
+	thread bool
+	errs   map[string]int64
 	// stopped is set when the VU ended at an error (RaiseError).
 	stopped bool
 }
 
 func (v *vu) loop(ctx, background context.Context) {
 	p := v.plan
+	if v.thread {
+		// RUSAGE_THREAD describes one OS thread: the goroutine must stay on
+		// it for a transaction's delta to be its own.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	for n := 0; p.Iterations == 0 || n < p.Iterations; n++ {
 		if ctx.Err() != nil {
 			return
@@ -357,6 +420,16 @@ func (v *vu) loop(ctx, background context.Context) {
 // it if it completed inside the measured interval. It reports whether the
 // transaction completed (committed or rolled back on purpose).
 func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
+	// The usage is read outside the timed span: getrusage is a system call.
+	var (
+		wire0 metrics.Wire
+		use0  metrics.Usage
+		useOK bool
+	)
+	if v.thread {
+		use0, useOK = metrics.ThreadUsage()
+	}
+	wire0 = v.wire.Load()
 	start := time.Now()
 	retries := int64(0)
 	var err error
@@ -377,6 +450,10 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 	case completed:
 		v.live.completed.Add(1)
 		v.live.perKind[kind].Add(1)
+		v.live.latency.Add(int64(elapsed))
+		if err != nil {
+			v.live.rollbacks[kind].Add(1)
+		}
 		if counted {
 			if err == nil {
 				s.Commits++
@@ -397,6 +474,12 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 	}
 	if counted {
 		s.Retries += retries
+		s.Wire = s.Wire.Add(v.wire.Load().Sub(wire0))
+		if useOK {
+			if u, ok := metrics.ThreadUsage(); ok {
+				s.Thread = s.Thread.Add(u.Sub(use0))
+			}
+		}
 	}
 	return completed
 }

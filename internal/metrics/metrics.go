@@ -25,6 +25,10 @@ type TxStats struct {
 	Rollbacks int64                   // rolled back on purpose (TPC-C's 1% New-Order)
 	Errors    int64                   // failed: any other error, or retries exhausted
 	Retries   int64                   // extra attempts after a retryable conflict
+	// The cost of the transactions counted above, every attempt included
+	// (docs/cost.md). Zero when the run did not measure cost.
+	Wire   Wire  // on the virtual user's connection
+	Thread Usage // on the virtual user's own OS thread
 }
 
 // Record adds one completed transaction's latency.
@@ -50,6 +54,8 @@ func (s *TxStats) Merge(o *TxStats) {
 	s.Rollbacks += o.Rollbacks
 	s.Errors += o.Errors
 	s.Retries += o.Retries
+	s.Wire = s.Wire.Add(o.Wire)
+	s.Thread = s.Thread.Add(o.Thread)
 	if o.hist != nil {
 		if s.hist == nil {
 			s.hist = hdrhistogram.New(minMicros, maxMicros, sigFigs)

@@ -186,6 +186,13 @@ type Meter interface {
 	Meter(ctx context.Context, c Conn) (int64, error)
 }
 
+// MeterTxn is implemented by a Meter whose counter grows by one with each
+// commit of one mix type (TPC-C: New-Order), so a live display can follow
+// it from the client's own counts without asking the database.
+type MeterTxn interface {
+	MeterKind() int // index into Workload.Mix()
+}
+
 // Scaler is implemented by workloads with a scale factor to report, such as
 // TPC-C's warehouses. After Attach it reports the built schema's scale.
 type Scaler interface {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -44,21 +45,21 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, err
 	}
-	sc, err := d.pool.Conn(ctx)
+	sc, own, wire, err := d.sessionConn(ctx) // wire.go
 	if err != nil {
 		return nil, d.connErr(err)
 	}
-	c := &conn{d: d, c: sc, mode: m, w: w, text: text}
+	c := &conn{d: d, c: sc, mode: m, w: w, text: text, own: own, wire: wire}
 	if m == workload.ModePrepared {
 		c.stmts = make(map[string]*sql.Stmt, len(text))
 	}
 	if _, err := sc.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[d.cfg.isolation]); err != nil {
-		sc.Close()
+		_ = c.Close(ctx)
 		return nil, fmt.Errorf("mysql: set isolation: %w", d.connErr(err))
 	}
 	if m == workload.ModeProcedure {
 		if err := c.checkProcedures(ctx); err != nil {
-			sc.Close()
+			_ = c.Close(ctx)
 			return nil, err
 		}
 	}
@@ -129,6 +130,8 @@ type conn struct {
 	text  map[string]string // shared by every session; read only
 	stmts map[string]*sql.Stmt
 	inTx  bool
+	own   *sql.DB             // the session's own pool when counted (wire.go)
+	wire  *metrics.WireCounts // nil: not counted
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }
@@ -266,6 +269,9 @@ func (c *conn) Close(ctx context.Context) error {
 	}
 	c.stmts = nil
 	errs = append(errs, c.c.Close())
+	if c.own != nil {
+		errs = append(errs, c.own.Close())
+	}
 	return errors.Join(errs...)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -61,7 +62,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, err
 	}
-	c := &conn{c: pc, mode: m, w: w, text: text}
+	c := &conn{c: pc, mode: m, w: w, text: text, wire: metrics.WireFrom(ctx)}
 	if m == workload.ModeProcedure {
 		if d.routines == Procedures {
 			// CALL texts: the function's arguments plus the INOUT result.
@@ -134,6 +135,7 @@ type conn struct {
 	w    string
 	text map[string]string // shared by every session; read only
 	inTx bool
+	wire *metrics.WireCounts // the dial counted into it (wire.go); nil: not counted
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }

@@ -118,6 +118,7 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 		// pgx's message may quote the URL: say what is wrong without it.
 		return nil, 0, fmt.Errorf("postgres URL %s cannot be used: %s", db.Redact(u.String()), redactErr(err, u))
 	}
+	countDials(cfg)
 	return cfg, routines, nil
 }
 

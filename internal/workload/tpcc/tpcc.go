@@ -78,6 +78,7 @@ type Workload struct {
 var (
 	_ workload.Workload = (*Workload)(nil)
 	_ workload.Meter    = (*Workload)(nil)
+	_ workload.MeterTxn = (*Workload)(nil)
 	_ workload.Scaler   = (*Workload)(nil)
 )
 
@@ -235,6 +236,10 @@ func readMeta(ctx context.Context, c workload.Conn) (map[string]string, error) {
 
 // MeterName is HammerDB's business metric: new orders per minute.
 func (w *Workload) MeterName() string { return "NOPM" }
+
+// MeterKind is New-Order: each commit adds one to Σ d_next_o_id (the
+// 1% rollback undoes its increment).
+func (w *Workload) MeterKind() int { return kindNewOrder }
 
 // Meter returns Σ d_next_o_id: the engine takes it at both ends of the
 // measured interval; committed New-Orders are the difference (part 9).

@@ -1,0 +1,8 @@
+package metrics
+
+import "syscall"
+
+const (
+	threadUsage  = true
+	rusageThread = syscall.RUSAGE_THREAD
+)
