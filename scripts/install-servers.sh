@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Install the database servers the tests start privately (PostgreSQL,
-# MariaDB) when they are missing. Nothing is started here: tests run their
-# own throwaway servers (internal/testdb). Needs root for apt-get; without
-# root it only reports what is missing.
+# MariaDB), and Chromium for the report's screenshot test, when missing.
+# Nothing is started here: tests run their own throwaway servers
+# (internal/testdb). Needs root for apt-get; without root it only reports
+# what is missing.
 set -euo pipefail
 need=()
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 command -v pgbench >/dev/null 2>&1 || need+=(postgresql-contrib)
 command -v mariadbd >/dev/null 2>&1 || command -v mysqld >/dev/null 2>&1 || need+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || command -v mysql >/dev/null 2>&1 || need+=(mariadb-client)
+# Headless Chromium renders the compare report in its screenshot test.
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
 fi

@@ -1,0 +1,28 @@
+package report
+
+import "time"
+
+// sample is a report like a compare of two modes over two transports.
+func sample() *Report {
+	r := &Report{Title: "sledge compare: tpcc on postgres 15.14", Command: "sledge compare --db postgres://u:REDACTED@127.0.0.1/x --modes procedure,client",
+		Generated: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), Database: "postgres://u:REDACTED@127.0.0.1:5432/tpcc",
+		DBVersion: "PostgreSQL 15.14", P90Type: "neword", Settings: map[string]string{"shared_buffers": "256MB", "synchronous_commit": "off"},
+		Host: []Fact{{"CPU", "x86 <test> & co"}, {"CPUs", "8"}}, Run: []Fact{{"seed", "7"}}, JobID: 9}
+	for mi, mode := range []string{"procedure", "client"} {
+		for ti, tr := range []string{"tcp", "unix"} {
+			for _, vus := range []int{1, 2, 4, 8} {
+				nopm := float64(vus) * 1000 * float64(3-mi) * float64(1+ti) / 2
+				c := Cell{Mode: mode, Transport: tr, VUs: vus, NOPM: &nopm, TPM: nopm * 2.2, TPMSource: "database", P90Ms: 1.5,
+					Cost:  &Cost{RoundTrips: float64(3 + mi*30), BytesSent: float64(300 + mi*3000), BytesReceived: float64(500 + mi*2000), ClientCPUUs: float64(40 + mi*90)},
+					JobID: int64(vus)}
+				r.Cells = append(r.Cells, c)
+			}
+		}
+	}
+	first := *r.Cells[0].NOPM
+	for i := range r.Cells {
+		x := *r.Cells[i].NOPM / first
+		r.Cells[i].Ratio = &x
+	}
+	return r
+}
