@@ -46,6 +46,10 @@ type summary struct {
 		P90     float64 `json:"p90_ms"`
 	} `json:"total"`
 	Settings map[string]string `json:"db_settings"`
+	PerTxn   *struct {
+		RoundTrips float64 `json:"round_trips"`
+		CPU        float64 `json:"client_cpu_us"`
+	} `json:"per_txn"`
 }
 
 func run(dbs, modes, vusList string, rampup, duration time.Duration, transport string) error {
@@ -59,8 +63,8 @@ func run(dbs, modes, vusList string, rampup, duration time.Duration, transport s
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
-	fmt.Printf("| database | VUs = warehouses | mode | NOPM | TPM (source) | TPM client | NOPM vs client | total p90 ms | errors | retries |\n")
-	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| database | VUs = warehouses | mode | NOPM | TPM (source) | TPM client | NOPM vs client | round trips/txn | client CPU µs/txn | total p90 ms | errors | retries |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var builds []string
 	var settings []string
 	for _, kind := range strings.Split(dbs, ",") {
@@ -117,8 +121,12 @@ func run(dbs, modes, vusList string, rampup, duration time.Duration, transport s
 				if clientNOPM > 0 {
 					ratio = fmt.Sprintf("%.2f", s.NOPM/clientNOPM)
 				}
-				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.0f | %.0f (%s) | %.0f | %s | %.2f | %d | %d |",
-					kind, vus, mode, s.NOPM, s.TPM, s.TPMSource, s.TPMClient, ratio, s.Total.P90, s.Total.Errors, s.Total.Retries))
+				rt, cpu := "-", "-"
+				if s.PerTxn != nil {
+					rt, cpu = fmt.Sprintf("%.1f", s.PerTxn.RoundTrips), fmt.Sprintf("%.0f", s.PerTxn.CPU)
+				}
+				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.0f | %.0f (%s) | %.0f | %s | %s | %s | %.2f | %d | %d |",
+					kind, vus, mode, s.NOPM, s.TPM, s.TPMSource, s.TPMClient, ratio, rt, cpu, s.Total.P90, s.Total.Errors, s.Total.Retries))
 			}
 			fmt.Println(strings.Join(rows, "\n"))
 		}
