@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -330,31 +331,6 @@ func normalize(dest []any) {
 	}
 }
 
-// opError is a failed database call: the operation, the statement name and
-// the server's error, classified for the engine. Unwrap returns both the
-// original error and the workload sentinel (ErrRetry, ErrNoRows,
-// ErrNoSchema, ErrUserAbort), so errors.Is matches either.
-type opError struct {
-	op, stmt string
-	err      error
-	kind     error // a workload sentinel, or nil
-}
-
-func (e *opError) Error() string {
-	s := "mysql: " + e.op
-	if e.stmt != "" {
-		s += " " + e.stmt
-	}
-	return s + ": " + e.err.Error()
-}
-
-func (e *opError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.err}
-	}
-	return []error{e.err, e.kind}
-}
-
 // wrap names the operation and classifies err. Errors that are about the
 // connection or the schema rather than the statement become one line that
 // says what to do.
@@ -366,23 +342,8 @@ func (c *conn) wrap(op, stmt string, err error) error {
 	if isNetErr(err) {
 		return c.d.connErr(err)
 	}
-	return &opError{op: op, stmt: stmt, err: err, kind: kind(err)}
+	return &db.OpError{DB: "mysql", Op: op, Stmt: stmt, Err: err, Kind: kind(err)}
 }
-
-// classify adds the workload sentinel err matches, if any, keeping its
-// message.
-func classify(err error) error {
-	k := kind(err)
-	if k == nil || errors.Is(err, k) {
-		return err
-	}
-	return &classified{err: err, kind: k}
-}
-
-type classified struct{ err, kind error }
-
-func (e *classified) Error() string   { return e.err.Error() }
-func (e *classified) Unwrap() []error { return []error{e.err, e.kind} }
 
 // kind is the workload sentinel for a server error, or nil.
 func kind(err error) error {
@@ -449,3 +410,7 @@ func (d *DB) connErr(err error) error {
 	}
 	return fmt.Errorf("mysql: %w", classify(err))
 }
+
+// classify adds the workload sentinel err matches, if any, keeping its
+// message.
+func classify(err error) error { return db.Classify(err, kind(err)) }

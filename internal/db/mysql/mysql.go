@@ -213,8 +213,7 @@ type DB struct {
 	flavorMu    sync.Mutex
 	flavorKnown bool // files.Dirs is set
 
-	namedMu sync.Mutex
-	named   map[string]map[string]string // workload -> statement -> SQL
+	named db.NamedCache // workload -> statement -> SQL, parsed once
 
 	procsOK sync.Map // workload -> true once its procedures were seen
 
@@ -231,7 +230,7 @@ func open(cfg *config) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mysql URL: %w", err)
 	}
-	d := &DB{cfg: cfg, named: map[string]map[string]string{}}
+	d := &DB{cfg: cfg}
 	d.pool = sql.OpenDB(conn)
 	// Sessions pin their own connection; keep the closed ones for reuse.
 	d.pool.SetMaxIdleConns(64)
@@ -323,7 +322,7 @@ func (d *DB) Script(ctx context.Context, w, name string) error {
 	defer c.Close()
 	for i, s := range stmts {
 		if _, err := c.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("mysql: %s/%s.sql statement %d (%s): %w", w, name, i+1, firstLine(s), classify(err))
+			return fmt.Errorf("mysql: %s/%s.sql statement %d (%s): %w", w, name, i+1, db.FirstLine(s), classify(err))
 		}
 	}
 	if name == "drop" {
@@ -332,34 +331,9 @@ func (d *DB) Script(ctx context.Context, w, name string) error {
 	return nil
 }
 
-// firstLine shortens a statement for an error message.
-func firstLine(s string) string {
-	s, _, cut := strings.Cut(s, "\n")
-	if len(s) > 60 {
-		s, cut = s[:60], true
-	}
-	if cut {
-		s += "…"
-	}
-	return s
-}
-
 // statements returns the named statements of workload w, parsed once.
 func (d *DB) statements(w string) (map[string]string, error) {
-	d.namedMu.Lock()
-	defer d.namedMu.Unlock()
-	if m, ok := d.named[w]; ok {
-		return m, nil
-	}
-	m, err := d.files.Named(w)
-	if err != nil {
-		return nil, fmt.Errorf("mysql: %w", err)
-	}
-	if len(m) == 0 {
-		return nil, fmt.Errorf("mysql: workload %s has no statements (sql/%s/statements.sql)", w, w)
-	}
-	d.named[w] = m
-	return m, nil
+	return d.named.Get(d.files, "mysql", w)
 }
 
 // Counters are Com_commit and Com_rollback, HammerDB's TPM source: they

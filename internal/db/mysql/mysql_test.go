@@ -136,11 +136,11 @@ func TestKind(t *testing.T) {
 		{1062, nil},
 	} {
 		t.Run(fmt.Sprint(tc.number), func(t *testing.T) {
-			err := &opError{op: "exec", stmt: "x", err: &mysql.MySQLError{Number: tc.number, Message: "m"}}
-			err.kind = kind(err.err)
+			err := &db.OpError{DB: "mysql", Op: "exec", Stmt: "x", Err: &mysql.MySQLError{Number: tc.number, Message: "m"}}
+			err.Kind = kind(err.Err)
 			if tc.want == nil {
-				if err.kind != nil {
-					t.Fatalf("kind = %v, want none", err.kind)
+				if err.Kind != nil {
+					t.Fatalf("kind = %v, want none", err.Kind)
 				}
 				return
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -324,51 +325,11 @@ func normalize(dest []any) {
 // readTimeLayout is how a date reaches a *string or *any target.
 const readTimeLayout = "2006-01-02 15:04:05.999999"
 
-// opError is a failed database call: the operation, the statement name and
-// PostgreSQL's error, classified for the engine. Unwrap returns both the
-// original error and the workload sentinel (ErrRetry, ErrNoRows,
-// ErrNoSchema, ErrUserAbort), so errors.Is matches either.
-type opError struct {
-	op, stmt string
-	err      error
-	kind     error // a workload sentinel, or nil
-}
-
-func (e *opError) Error() string {
-	s := "postgres: " + e.op
-	if e.stmt != "" {
-		s += " " + e.stmt
-	}
-	return s + ": " + e.err.Error()
-}
-
-func (e *opError) Unwrap() []error {
-	if e.kind == nil {
-		return []error{e.err}
-	}
-	return []error{e.err, e.kind}
-}
-
 // wrap names the operation and classifies err. The message is built only
 // when read, so an expected outcome (no rows) costs one small allocation.
 func wrap(op, stmt string, err error) error {
-	return &opError{op: op, stmt: stmt, err: err, kind: kind(err)}
+	return &db.OpError{DB: "postgres", Op: op, Stmt: stmt, Err: err, Kind: kind(err)}
 }
-
-// classify adds the workload sentinel err matches, if any, keeping its
-// message.
-func classify(err error) error {
-	k := kind(err)
-	if k == nil || errors.Is(err, k) {
-		return err
-	}
-	return &classified{err: err, kind: k}
-}
-
-type classified struct{ err, kind error }
-
-func (e *classified) Error() string   { return e.err.Error() }
-func (e *classified) Unwrap() []error { return []error{e.err, e.kind} }
 
 // kind is the workload sentinel for a PostgreSQL error, or nil.
 func kind(err error) error {
@@ -389,3 +350,7 @@ func kind(err error) error {
 	}
 	return nil
 }
+
+// classify adds the workload sentinel err matches, if any, keeping its
+// message.
+func classify(err error) error { return db.Classify(err, kind(err)) }

@@ -86,7 +86,6 @@ func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
 		cfg:      cfg,
 		routines: routines,
 		files:    db.SQLFiles{FS: sqlFS},
-		named:    map[string]map[string]string{},
 	}, nil
 }
 
@@ -146,8 +145,7 @@ type DB struct {
 	admin   []*pgx.Conn
 	closed  bool
 
-	namedMu sync.Mutex
-	named   map[string]map[string]string // workload -> statement -> SQL, parsed once
+	named db.NamedCache // workload -> statement -> SQL, parsed once
 }
 
 var (
@@ -337,40 +335,15 @@ func (d *DB) Script(ctx context.Context, w, name string) (err error) {
 	defer func() { d.putAdmin(c, errors.New("discard")) }()
 	for i, s := range stmts {
 		if _, err := c.Exec(ctx, s); err != nil {
-			return fmt.Errorf("postgres: %s/%s.sql statement %d (%s): %w", w, name, i+1, firstLine(s), classify(err))
+			return fmt.Errorf("postgres: %s/%s.sql statement %d (%s): %w", w, name, i+1, db.FirstLine(s), classify(err))
 		}
 	}
 	return nil
 }
 
-// firstLine shortens a statement for an error message.
-func firstLine(s string) string {
-	s, _, cut := strings.Cut(s, "\n")
-	if len(s) > 60 {
-		s, cut = s[:60], true
-	}
-	if cut {
-		s += "…"
-	}
-	return s
-}
-
 // statements returns the named statements of workload w, parsed once.
 func (d *DB) statements(w string) (map[string]string, error) {
-	d.namedMu.Lock()
-	defer d.namedMu.Unlock()
-	if m, ok := d.named[w]; ok {
-		return m, nil
-	}
-	m, err := d.files.Named(w)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
-	}
-	if len(m) == 0 {
-		return nil, fmt.Errorf("postgres: workload %s has no statements (sql/%s/statements.sql)", w, w)
-	}
-	d.named[w] = m
-	return m, nil
+	return d.named.Get(d.files, "postgres", w)
 }
 
 // Counters reads the benchmark database's commits and rollbacks from

@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/workload"
@@ -215,8 +214,7 @@ type DB struct {
 
 	load loader
 
-	namedMu sync.Mutex
-	named   map[string]map[string]string // workload -> statement -> SQL, parsed once
+	named db.NamedCache // workload -> statement -> SQL, parsed once
 }
 
 var _ db.DB = (*DB)(nil)
@@ -230,7 +228,6 @@ func open(ctx context.Context, path string, set []setting, files db.SQLFiles) (*
 		set:    set,
 		files:  files,
 		writer: make(chan struct{}, 1),
-		named:  map[string]map[string]string{},
 	}
 	d.pool = sql.OpenDB(newConnector(path, set))
 	d.pool.SetMaxIdleConns(8)
@@ -352,40 +349,15 @@ func (d *DB) Script(ctx context.Context, w, name string) error {
 	defer c.Close()
 	for i, s := range stmts {
 		if _, err := c.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("sqlite: %s/%s.sql statement %d (%s): %w", w, name, i+1, firstLine(s), classify(err))
+			return fmt.Errorf("sqlite: %s/%s.sql statement %d (%s): %w", w, name, i+1, db.FirstLine(s), classify(err))
 		}
 	}
 	return nil
 }
 
-// firstLine shortens a statement for an error message.
-func firstLine(s string) string {
-	s, _, cut := strings.Cut(s, "\n")
-	if len(s) > 60 {
-		s, cut = s[:60], true
-	}
-	if cut {
-		s += "…"
-	}
-	return s
-}
-
 // statements returns the named statements of workload w, parsed once.
 func (d *DB) statements(w string) (map[string]string, error) {
-	d.namedMu.Lock()
-	defer d.namedMu.Unlock()
-	if m, ok := d.named[w]; ok {
-		return m, nil
-	}
-	m, err := d.files.Named(w)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	if len(m) == 0 {
-		return nil, fmt.Errorf("sqlite: workload %s has no statements (sql/%s/statements.sql)", w, w)
-	}
-	d.named[w] = m
-	return m, nil
+	return d.named.Get(d.files, "sqlite", w)
 }
 
 // Counters: SQLite keeps no transaction counters; the engine counts on the
