@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"golang.org/x/term"
@@ -24,5 +25,19 @@ func main() {
 		Getenv:     os.Getenv,
 		IsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 	}
-	os.Exit(cli.Main(ctx, os.Args[1:], env))
+	os.Exit(run(ctx, env))
+}
+
+// run is main without os.Exit, so a CPU profile asked for with
+// SLEDGE_CPUPROFILE=file (for sledge's developers) is written out.
+func run(ctx context.Context, env cli.Env) int {
+	if path := os.Getenv("SLEDGE_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			defer f.Close() // after StopCPUProfile has flushed into it
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
+	return cli.Main(ctx, os.Args[1:], env)
 }
