@@ -321,3 +321,27 @@ func (f SQLFiles) Script(workload, name string) (stmts []string, ok bool, err er
 	}
 	return nil, false, nil
 }
+
+// InsertSQL is INSERT INTO t (c1, c2) VALUES (?,?),(?,?)… for n rows, with
+// identifiers quoted by the database's quote function.
+func InsertSQL(table string, cols []string, n int, quote func(string) string) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(quote(table))
+	b.WriteString(" (")
+	for i, c := range cols {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quote(c))
+	}
+	b.WriteString(") VALUES ")
+	row := "(" + strings.Repeat("?,", len(cols)-1) + "?)"
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(row)
+	}
+	return b.String()
+}

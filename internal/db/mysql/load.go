@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -226,23 +227,5 @@ func (l *loader) insert(ctx context.Context, c *sql.Conn, t *workload.Table, row
 
 // insertSQL is INSERT INTO t (c1, c2) VALUES (?,?),(?,?)… for n rows.
 func insertSQL(table string, cols []string, n int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(quoteIdent(table))
-	b.WriteString(" (")
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteIdent(c))
-	}
-	b.WriteString(") VALUES ")
-	row := "(" + strings.Repeat("?,", len(cols)-1) + "?)"
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(row)
-	}
-	return b.String()
+	return db.InsertSQL(table, cols, n, quoteIdent)
 }

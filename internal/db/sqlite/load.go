@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -152,25 +153,7 @@ func (l *loader) stmt(ctx context.Context, t *workload.Table, n int) (*sql.Stmt,
 
 // insertSQL is INSERT INTO t (c1, c2) VALUES (?,?),(?,?)… for n rows.
 func insertSQL(table string, cols []string, n int) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(quoteIdent(table))
-	b.WriteString(" (")
-	for i, c := range cols {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString(quoteIdent(c))
-	}
-	b.WriteString(") VALUES ")
-	row := "(" + strings.Repeat("?,", len(cols)-1) + "?)"
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(row)
-	}
-	return b.String()
+	return db.InsertSQL(table, cols, n, quoteIdent)
 }
 
 // quoteIdent quotes a table or column name as a SQL identifier.
