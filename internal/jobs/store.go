@@ -14,13 +14,11 @@ package jobs
 import (
 	"context"
 	"database/sql"
-	sqldriver "database/sql/driver"
 	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -148,16 +146,7 @@ var pragmas = []string{
 // Open opens the store at path, creating the file and its schema when
 // missing. The directory must exist.
 func Open(ctx context.Context, path string) (*Store, error) {
-	// The driver registered under sqlite.SQLDriverName, without a pool: a
-	// connector of our own runs the PRAGMAs on every connection, the same
-	// way for both Go drivers.
-	probe, err := sql.Open(sqlite.SQLDriverName, "")
-	if err != nil {
-		return nil, fmt.Errorf("job store: %w", err)
-	}
-	drv := probe.Driver()
-	_ = probe.Close()
-	d := sql.OpenDB(&connector{drv: drv, dsn: fileURI(path)})
+	d := sqlite.OpenFile(path, pragmas...)
 	// One connection: writes of this process queue in Go, and the busy
 	// timeout only has to cover other processes.
 	d.SetMaxOpenConns(1)
@@ -567,40 +556,6 @@ func (s *Store) reconcile(ctx context.Context, id int64) error {
 		}
 	}
 	return nil
-}
-
-// connector opens driver connections and runs the PRAGMAs on each (the DSN
-// is only the file, for both Go drivers).
-type connector struct {
-	drv sqldriver.Driver
-	dsn string
-}
-
-func (c *connector) Connect(ctx context.Context) (sqldriver.Conn, error) {
-	conn, err := c.drv.Open(c.dsn)
-	if err != nil {
-		return nil, err
-	}
-	ex, ok := conn.(sqldriver.ExecerContext)
-	if !ok {
-		conn.Close()
-		return nil, errors.New("sqlite driver cannot execute statements directly")
-	}
-	for _, p := range pragmas {
-		if _, err := ex.ExecContext(ctx, p, nil); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-	}
-	return conn, nil
-}
-
-func (c *connector) Driver() sqldriver.Driver { return c.drv }
-
-// fileURI makes a SQLite URI filename, so that '?', '#' and '%' in a path
-// are taken literally by both drivers.
-func fileURI(path string) string {
-	return "file:" + (&url.URL{Path: filepath.ToSlash(filepath.Clean(path))}).EscapedPath()
 }
 
 // Scrub replaces every occurrence of each secret in s: a last guard for

@@ -273,6 +273,13 @@ func newConnector(path string, set []setting) *connector {
 	return c
 }
 
+// OpenFile opens the SQLite file at path with this build's Go driver, running
+// the given PRAGMAs on every new connection, in order. For sledge's own files
+// (the job store) that need SQLite but not a benchmark database.
+func OpenFile(path string, pragmas ...string) *sql.DB {
+	return sql.OpenDB(&connector{drv: newDriver(), dsn: fileURI(path), pragmas: pragmas})
+}
+
 // fileURI makes a SQLite URI filename, so that '?', '#' and '%' in a path
 // are taken literally by both drivers.
 func fileURI(path string) string {
