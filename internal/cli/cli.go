@@ -222,22 +222,28 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 	return w, u, nil
 }
 
-// defaultDBPath is $XDG_DATA_HOME/sledge/<workload>.db, falling back to
-// ~/.local/share as the XDG base directory specification says.
+// defaultDBPath is $XDG_DATA_HOME/sledge/<workload>.db.
 func defaultDBPath(env *Env, wl string) (string, error) {
+	return dataFile(env, wl+".db", "the default database", "--db sqlite:///path/to/file.db")
+}
+
+// dataFile is $XDG_DATA_HOME/sledge/name, falling back to ~/.local/share as
+// the XDG base directory specification says, with the directory created.
+// what and hint name the file and the option that avoids it in errors.
+func dataFile(env *Env, name, what, hint string) (string, error) {
 	dir := env.Getenv("XDG_DATA_HOME")
 	if dir == "" {
 		home := env.Getenv("HOME")
 		if home == "" {
-			return "", errors.New("cannot find a place for the default database: HOME is not set; use --db sqlite:///path/to/file.db")
+			return "", fmt.Errorf("cannot find a place for %s: HOME is not set; use %s", what, hint)
 		}
 		dir = filepath.Join(home, ".local", "share")
 	}
 	dir = filepath.Join(dir, "sledge")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cannot create %s for the default database: %v; use --db sqlite:///path/to/file.db", dir, unwrapPath(err))
+		return "", fmt.Errorf("cannot create %s for %s: %v; use %s", dir, what, unwrapPath(err), hint)
 	}
-	return filepath.Join(dir, wl+".db"), nil
+	return filepath.Join(dir, name), nil
 }
 
 func unwrapPath(err error) error {

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -41,19 +39,7 @@ func jobsPath(cmd *cobra.Command, env *Env) (string, error) {
 	if p != "" {
 		return p, nil
 	}
-	dir := env.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home := env.Getenv("HOME")
-		if home == "" {
-			return "", errors.New("cannot find a place for the job store: HOME is not set; use --jobs-db PATH")
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	dir = filepath.Join(dir, "sledge")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cannot create %s for the job store: %v; use --jobs-db PATH", dir, unwrapPath(err))
-	}
-	return filepath.Join(dir, "jobs.db"), nil
+	return dataFile(env, "jobs.db", "the job store", "--jobs-db PATH")
 }
 
 // jobRun records one build, run or check in the job store while it runs.
