@@ -138,3 +138,15 @@ func Redact(raw string) string {
 type Creator interface {
 	EnsureDatabase(ctx context.Context) error
 }
+
+// ScriptDB is implemented by databases that run SQL written by the user
+// (pgbench scripts) rather than the named statements of a workload.
+type ScriptDB interface {
+	// ScriptSupports returns nil, or one line saying why protocol p (or
+	// pipelines, when pipelines is set) cannot work here, checked before a
+	// run starts.
+	ScriptSupports(p workload.Protocol, pipelines bool) error
+	// ConnectScript opens one virtual user's session for script SQL. With
+	// cost measuring, ctx carries the VU's wire counter as for Connect.
+	ConnectScript(ctx context.Context, p workload.Protocol) (workload.ScriptConn, error)
+}
