@@ -6,14 +6,18 @@ package engine
 
 import (
 	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
+	"net"
 	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/metrics"
@@ -60,6 +64,25 @@ type Plan struct {
 	Seed       uint64
 	Mix        []workload.TxType
 
+	// Rate, when > 0, throttles the run to this many transactions per
+	// second in all (pgbench -R): each VU starts its transactions on a
+	// Poisson schedule of Rate/VUs, fixed from its start, and latency is
+	// measured from the scheduled start; the wait is the schedule lag.
+	Rate float64
+	// LatencyLimit, when > 0, counts transactions slower than it as late
+	// (pgbench -L); with Rate, a transaction already more than this behind
+	// its schedule is skipped, not sent.
+	LatencyLimit time.Duration
+	// StopTimeout bounds how long the run waits, after its end, for
+	// transactions in flight. Then their statements are cancelled and the
+	// VUs still inside one are reported stuck. 0: DefaultStopTimeout.
+	StopTimeout time.Duration
+	// Reconnect is what a VU does when its connection is lost.
+	Reconnect Reconnect
+	// PerStatement times each named statement (pgbench -r) through a
+	// wrapper around the VU's connection; see Result.Statements.
+	PerStatement bool
+
 	// Connect opens VU vu's session (vu is 0-based). With Cost, ctx
 	// carries the VU's wire counter (metrics.WireFrom).
 	Connect func(ctx context.Context, vu int) (workload.Conn, error)
@@ -69,6 +92,32 @@ type Plan struct {
 	// interval (new orders, database commits…). It gets a context that is
 	// never cancelled by an interrupt, so the end is always read.
 	Probe func(ctx context.Context) (map[string]int64, error)
+}
+
+// DefaultStopTimeout is Plan.StopTimeout's default.
+const DefaultStopTimeout = 10 * time.Second
+
+// Reconnect is the policy of a VU whose connection was lost: it tries again
+// after Backoff, doubling up to MaxBackoff, until it is connected or the run
+// ends. Giving up sooner would turn a server restart into a shorter run.
+type Reconnect struct {
+	Off        bool          // a lost connection stops the VU instead
+	Backoff    time.Duration // first wait; 0: 100 ms
+	MaxBackoff time.Duration // 0: 5 s
+}
+
+func (r Reconnect) first() time.Duration {
+	if r.Backoff > 0 {
+		return r.Backoff
+	}
+	return 100 * time.Millisecond
+}
+
+func (r Reconnect) max() time.Duration {
+	if r.MaxBackoff > 0 {
+		return r.MaxBackoff
+	}
+	return 5 * time.Second
 }
 
 // ErrorCount is one distinct error message and how often it happened.
@@ -98,6 +147,42 @@ type Result struct {
 	ProcessOK   bool
 	Wired       bool
 	ThreadUsage bool
+
+	// Throttling and the latency limit (Plan.Rate, Plan.LatencyLimit),
+	// over the measured interval: transactions skipped because they were
+	// already too late, transactions slower than the limit, and the lag of
+	// the actual start behind the schedule.
+	Skipped int64
+	Late    int64
+	Lag     Lag
+	// Reconnects is how many times VUs reconnected after losing their
+	// connection (whole run); ConnLost how many transactions failed that way.
+	Reconnects int64
+	ConnLost   int64
+	// Outage is how many whole seconds of the measured interval had no
+	// completed transaction; OutageSeconds lists them (from 0 at its start).
+	Outage        int
+	OutageSeconds []int
+	// Stuck lists the VUs (1-based) still inside a transaction when the
+	// stop timeout ran out; their statements were cancelled.
+	Stuck []int
+	// Statements holds per-statement timings (Plan.PerStatement), by name.
+	Statements []StmtStat
+}
+
+// Lag is schedule lag under throttling.
+type Lag struct {
+	Count int64
+	Sum   time.Duration
+	Max   time.Duration
+}
+
+// Mean is the average lag.
+func (l Lag) Mean() time.Duration {
+	if l.Count == 0 {
+		return 0
+	}
+	return l.Sum / time.Duration(l.Count)
 }
 
 // Measured is the length of the measured interval.
@@ -113,13 +198,14 @@ func (r *Result) Delta(k string) (int64, bool) {
 // Live is read by progress displays while a run goes on. All fields are
 // updated atomically.
 type Live struct {
-	phase     atomic.Int32
-	measured  atomic.Int64 // transactions completed in the measured interval
-	errors    atomic.Int64
-	started   atomic.Int64 // UnixNano of the current phase's start
-	latency   atomic.Int64 // Σ latency of completed transactions, ns
-	perKind   []atomic.Int64
-	rollbacks []atomic.Int64 // per kind: completed by the workload's own rollback
+	phase      atomic.Int32
+	measured   atomic.Int64 // transactions completed in the measured interval
+	errors     atomic.Int64
+	reconnects atomic.Int64
+	started    atomic.Int64 // UnixNano of the current phase's start
+	latency    atomic.Int64 // Σ latency of completed transactions, ns
+	perKind    []atomic.Int64
+	rollbacks  []atomic.Int64 // per kind: completed by the workload's own rollback
 }
 
 // Phase returns the current phase and when it started.
@@ -142,6 +228,9 @@ func (l *Live) Measured() int64 { return l.measured.Load() }
 
 // Errors is the number of failed transactions so far.
 func (l *Live) Errors() int64 { return l.errors.Load() }
+
+// Reconnects is the number of reconnections after a lost connection so far.
+func (l *Live) Reconnects() int64 { return l.reconnects.Load() }
 
 // Kind is the number of transactions of mix type i completed so far.
 func (l *Live) Kind(i int) int64 { return l.perKind[i].Load() }
@@ -171,6 +260,12 @@ func (p *Plan) Validate() error {
 		return errors.New("--rampup must not be negative")
 	case p.MaxRetries < 0:
 		return errors.New("--max-retries must not be negative")
+	case p.Rate < 0 || math.IsNaN(p.Rate) || math.IsInf(p.Rate, 0):
+		return errors.New("--rate must be a positive number of transactions per second")
+	case p.LatencyLimit < 0:
+		return errors.New("--latency-limit must not be negative")
+	case p.StopTimeout < 0:
+		return errors.New("--stop-timeout must not be negative")
 	case len(p.Mix) == 0:
 		return errors.New("engine: empty transaction mix")
 	}
@@ -185,8 +280,11 @@ func NewLive(p *Plan) *Live {
 // Run executes the plan. Cancelling ctx stops the run early: no new
 // transactions start, the ones in flight finish (they are not counted), and
 // the result covers what was measured until then, with Interrupted set.
-// A failure to connect or to probe ends the run with an error; errors inside
-// transactions are counted and the VU goes on.
+// Nothing waits forever: transactions still in flight Plan.StopTimeout
+// after the end are cancelled and their VUs reported stuck, and the
+// counters are read under the same bound. A failure to connect or to probe
+// ends the run with an error; errors inside transactions are counted and
+// the VU goes on (after reconnecting when its connection was lost).
 func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
@@ -194,26 +292,34 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if live == nil {
 		live = NewLive(p)
 	}
+	stopTimeout := p.StopTimeout
+	if stopTimeout == 0 {
+		stopTimeout = DefaultStopTimeout
+	}
 	background := context.WithoutCancel(ctx)
 	res := &Result{Start: time.Now()}
 	live.setPhase(PhaseConnect, res.Start)
 
-	conns := make([]workload.Conn, p.VUs)
-	wires := make([]*metrics.WireCounts, p.VUs)
-	defer func() {
-		for _, c := range conns {
-			if c != nil {
-				_ = c.Close(background)
-			}
+	vus := make([]*vu, p.VUs)
+	closeAll := func() {
+		// Closing is bounded too: a hung server must not hold the exit.
+		closeWithin(background, vus, stopTimeout)
+	}
+	threadOK := false
+	if p.Cost && p.ThreadCost {
+		_, threadOK = metrics.ThreadUsage()
+	}
+	for i := range vus {
+		v := &vu{
+			id: i, plan: p, live: live, stats: metrics.NewSet(len(p.Mix)), thread: threadOK,
+			rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
 		}
-	}()
-	for i := range conns {
-		cctx := ctx
 		if p.Cost {
-			cctx = metrics.WithWire(ctx, new(metrics.WireCounts))
+			v.wire = new(metrics.WireCounts)
 		}
-		c, err := p.Connect(cctx, i)
-		if err != nil {
+		vus[i] = v
+		if err := v.connect(ctx); err != nil {
+			closeAll()
 			if ctx.Err() != nil {
 				res.Interrupted = true
 				res.End = time.Now()
@@ -221,33 +327,20 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			}
 			return nil, fmt.Errorf("connect virtual user %d: %w", i+1, err)
 		}
-		conns[i] = c
-		// Counted only when the database package dialed with the counter.
-		if wd, ok := c.(metrics.Wired); ok && p.Cost {
-			wires[i] = wd.Wire()
-		}
+		v.term = p.Terminal(i)
 	}
-	_, threads := metrics.ThreadUsage()
-	threads = threads && p.Cost && p.ThreadCost
-	res.ThreadUsage = threads
+	res.ThreadUsage = threadOK
 	res.Wired = p.Cost
-	for _, w := range wires {
-		res.Wired = res.Wired && w != nil
+	for _, v := range vus {
+		res.Wired = res.Wired && v.wired
 	}
 
-	vus := make([]*vu, p.VUs)
-	for i := range vus {
-		vus[i] = &vu{
-			id: i, plan: p, live: live, conn: conns[i], term: p.Terminal(i),
-			stats: metrics.NewSet(len(p.Mix)), wire: wires[i], thread: threads,
-			rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
-		}
-	}
-
-	// stop ends the VUs' loops; transactions in flight run on a context that
-	// is not cancelled, so they finish normally.
+	// stop ends the VUs' loops; transactions in flight run on txCtx, which
+	// is cancelled only when the stop timeout runs out.
 	loopCtx, stop := context.WithCancel(ctx)
 	defer stop()
+	txCtx, cancelTx := context.WithCancel(background)
+	defer cancelTx()
 
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -255,7 +348,8 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if timed && p.Rampup > 0 {
 		live.setPhase(PhaseRampup, start)
 	} else {
-		if err := beginMeasure(background, p, live, res); err != nil {
+		if err := beginMeasure(background, p, live, res, stopTimeout); err != nil {
+			closeAll()
 			return nil, err
 		}
 	}
@@ -263,7 +357,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.loop(loopCtx, background)
+			v.loop(loopCtx, txCtx)
 		}()
 	}
 	allDone := make(chan struct{})
@@ -273,9 +367,10 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		if p.Rampup > 0 {
 			select {
 			case <-time.After(p.Rampup):
-				if err := beginMeasure(background, p, live, res); err != nil {
+				if err := beginMeasure(background, p, live, res, stopTimeout); err != nil {
 					stop()
-					<-allDone
+					waitVUs(allDone, cancelTx, stopTimeout)
+					closeAll()
 					return nil, err
 				}
 			case <-ctx.Done():
@@ -304,6 +399,16 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		u, err := metrics.ProcessUsage()
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
 	}
+	// Wait for the transactions in flight, within the stop timeout; then
+	// cancel their statements and give them a moment to return.
+	finished := waitVUs(allDone, cancelTx, stopTimeout)
+	if !finished {
+		for _, v := range vus {
+			if v.busy.Load() {
+				res.Stuck = append(res.Stuck, v.id+1)
+			}
+		}
+	}
 	var probeErr error
 	if measured {
 		// In iterations mode every VU has finished: nothing is in flight.
@@ -311,22 +416,25 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		// servers publish a session's counters only now and then, but
 		// always when it ends (PostgreSQL: at most once a second).
 		// In a timed run the transactions in flight now are not counted.
-		if !timed {
-			<-allDone
-			for i, c := range conns {
-				_ = c.Close(background)
-				conns[i] = nil
-			}
+		if !timed && finished {
+			closeAll()
 		}
 		res.MeasureEnd = end
-		res.After, probeErr = probe(background, p)
+		res.After, probeErr = probe(background, p, stopTimeout)
 	}
-	<-allDone
+	closeAll()
 	res.End = time.Now()
 
 	res.Stats = metrics.NewSet(len(p.Mix))
 	errs := map[string]int64{}
+	var ok []uint32
+	stmts := map[string]*StmtStat{}
 	for _, v := range vus {
+		if !finished && v.busy.Load() {
+			// Still running: its counters may change under us. What it
+			// recorded before is lost rather than read racily.
+			continue
+		}
 		if v.stopped {
 			res.Stopped = append(res.Stopped, v.id+1)
 		}
@@ -334,18 +442,95 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		for m, n := range v.errs {
 			errs[m] += n
 		}
+		res.Skipped += v.skipped
+		res.Late += v.late
+		res.Lag.Count += v.lag.Count
+		res.Lag.Sum += v.lag.Sum
+		res.Lag.Max = max(res.Lag.Max, v.lag.Max)
+		res.ConnLost += v.connLost
+		for i, n := range v.okSec {
+			for len(ok) <= i {
+				ok = append(ok, 0)
+			}
+			ok[i] += n
+		}
+		if v.timed != nil {
+			v.timed.mergeInto(stmts)
+		}
 	}
+	res.Reconnects = live.Reconnects()
 	res.Errors = sortErrors(errs)
+	res.Statements = sortStmts(stmts)
+	if measured {
+		secs := int(math.Ceil(res.Measured().Seconds() - 0.001))
+		for s := 0; s < secs; s++ {
+			if s >= len(ok) || ok[s] == 0 {
+				res.Outage++
+				res.OutageSeconds = append(res.OutageSeconds, s)
+			}
+		}
+	}
 	if probeErr != nil {
 		return res, probeErr
 	}
 	return res, nil
 }
 
+// waitVUs waits for every VU to return, at most timeout; then it cancels
+// the statements in flight and waits a little more. It reports whether all
+// returned.
+func waitVUs(allDone <-chan struct{}, cancelTx func(), timeout time.Duration) bool {
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-allDone:
+		return true
+	case <-t.C:
+	}
+	cancelTx()
+	select {
+	case <-allDone:
+		return true
+	case <-time.After(cancelGrace):
+		return false
+	}
+}
+
+// cancelGrace is how long cancelled statements get to return before their
+// VUs are given up as stuck.
+const cancelGrace = 2 * time.Second
+
+// closeWithin closes every VU's connection, in parallel, waiting at most d.
+func closeWithin(ctx context.Context, vus []*vu, d time.Duration) {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, v := range vus {
+		if v == nil {
+			continue
+		}
+		c := v.takeConn()
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.Close(ctx)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
+
 func (l *Live) phaseIs(p Phase) bool { return Phase(l.phase.Load()) == p }
 
-func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result) error {
-	before, err := probe(ctx, p)
+func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, timeout time.Duration) error {
+	before, err := probe(ctx, p, timeout)
 	if err != nil {
 		return err
 	}
@@ -360,12 +545,17 @@ func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result) error {
 	return nil
 }
 
-func probe(ctx context.Context, p *Plan) (map[string]int64, error) {
+func probe(ctx context.Context, p *Plan, timeout time.Duration) (map[string]int64, error) {
 	if p.Probe == nil {
 		return map[string]int64{}, nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	m, err := p.Probe(ctx)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("read counters: no answer within %s (--stop-timeout)", timeout)
+		}
 		return nil, fmt.Errorf("read counters: %w", err)
 	}
 	return m, nil
@@ -379,26 +569,80 @@ type vu struct {
 	id    int
 	plan  *Plan
 	live  *Live
-	conn  workload.Conn
 	term  workload.Terminal
 	stats metrics.Set
 	rng   *rand.Rand
 	wire  *metrics.WireCounts // nil: not counted
+	wired bool                // the connection counts into wire
 	// thread: the VU holds its OS thread and reads its usage around each
 	// transaction.
 	thread bool
 	errs   map[string]int64
 	// stopped is set when the VU ended at an error (RaiseError).
 	stopped bool
+	// busy is set while a transaction runs, for the stuck report.
+	busy atomic.Bool
+
+	connMu sync.Mutex // guards conn against closeWithin after a stop timeout
+	conn   workload.Conn
+	timed  *timedConn // the PerStatement wrapper around conn, or nil
+
+	// Throttling and latency limit, measured interval only.
+	sched    time.Time // next scheduled start (Rate)
+	skipped  int64
+	late     int64
+	lag      Lag
+	connLost int64
+	okSec    []uint32 // completed transactions per second of the measured interval
 }
 
-func (v *vu) loop(ctx, background context.Context) {
+// connect opens the VU's connection (again, after a loss), counting into
+// the same wire counter.
+func (v *vu) connect(ctx context.Context) error {
+	cctx := ctx
+	if v.wire != nil {
+		cctx = metrics.WithWire(ctx, v.wire)
+	}
+	c, err := v.plan.Connect(cctx, v.id)
+	if err != nil {
+		return err
+	}
+	if wd, ok := c.(metrics.Wired); ok && v.wire != nil {
+		v.wired = wd.Wire() == v.wire
+	}
+	if v.plan.PerStatement {
+		if v.timed == nil {
+			v.timed = newTimedConn()
+		}
+		v.timed.Conn = c
+		c = v.timed
+	}
+	v.connMu.Lock()
+	v.conn = c
+	v.connMu.Unlock()
+	return nil
+}
+
+func (v *vu) takeConn() workload.Conn {
+	v.connMu.Lock()
+	defer v.connMu.Unlock()
+	c := v.conn
+	v.conn = nil
+	return c
+}
+
+func (v *vu) loop(ctx, txCtx context.Context) {
 	p := v.plan
 	if v.thread {
 		// RUSAGE_THREAD describes one OS thread: the goroutine must stay on
 		// it for a transaction's delta to be its own.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+	}
+	perVU := 0.0
+	if p.Rate > 0 {
+		perVU = p.Rate / float64(p.VUs)
+		v.sched = time.Now()
 	}
 	for n := 0; p.Iterations == 0 || n < p.Iterations; n++ {
 		if ctx.Err() != nil {
@@ -409,10 +653,31 @@ func (v *vu) loop(ctx, background context.Context) {
 		if p.KeyingThinking && !sleep(ctx, p.Mix[kind].Keying) {
 			return
 		}
+		var sched time.Time
+		if perVU > 0 {
+			// Poisson arrivals: exponential gaps with mean 1/perVU.
+			v.sched = v.sched.Add(time.Duration(-math.Log(1-v.rng.Float64()) / perVU * float64(time.Second)))
+			sched = v.sched
+			if p.LatencyLimit > 0 && time.Since(sched) > p.LatencyLimit {
+				if v.live.phaseIs(PhaseMeasure) {
+					v.skipped++
+				}
+				continue
+			}
+			if !sleep(ctx, time.Until(sched)) {
+				return
+			}
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		if !v.execute(background, tx, kind) && p.RaiseError {
+		ok, lost := v.execute(txCtx, tx, kind, sched)
+		if lost {
+			if p.Reconnect.Off || !v.reconnect(ctx) {
+				v.stopped = true
+				return
+			}
+		} else if !ok && p.RaiseError {
 			v.stopped = true
 			return
 		}
@@ -422,10 +687,42 @@ func (v *vu) loop(ctx, background context.Context) {
 	}
 }
 
+// reconnect replaces a lost connection, with doubling backoff, until it
+// succeeds or the run ends. It reports whether the VU has a connection.
+func (v *vu) reconnect(ctx context.Context) bool {
+	if c := v.takeConn(); c != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = c.Close(cctx)
+		cancel()
+	}
+	wait := v.plan.Reconnect.first()
+	for {
+		if !sleep(ctx, wait) {
+			return false
+		}
+		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+		err := v.connect(cctx)
+		cancel()
+		if err == nil {
+			v.live.reconnects.Add(1)
+			return true
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		wait = min(2*wait, v.plan.Reconnect.max())
+	}
+}
+
+// connectTimeout bounds one reconnection attempt.
+const connectTimeout = 10 * time.Second
+
 // execute runs one transaction to its end, retrying conflicts, and records
 // it if it completed inside the measured interval. It reports whether the
-// transaction completed (committed or rolled back on purpose).
-func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
+// transaction completed (committed or rolled back on purpose), and whether
+// it failed because the connection was lost. sched, when set, is the
+// scheduled start (throttling): latency is measured from it.
+func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.Time) (completed, lost bool) {
 	// The usage is read outside the timed span: getrusage is a system call.
 	var (
 		wire0 metrics.Wire
@@ -436,6 +733,7 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 		use0, useOK = metrics.ThreadUsage()
 	}
 	wire0 = v.wire.Load()
+	v.busy.Store(true)
 	start := time.Now()
 	retries := int64(0)
 	var err error
@@ -446,12 +744,17 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 		}
 		retries++
 	}
-	elapsed := time.Since(start)
+	now := time.Now()
+	v.busy.Store(false)
+	elapsed := now.Sub(start)
+	if !sched.IsZero() {
+		elapsed = now.Sub(sched)
+	}
 	// Counted only when it finished inside the measured interval: ramp-up
 	// is warm-up, and transactions still in flight at the end do not count.
 	counted := v.live.phaseIs(PhaseMeasure)
 	s := &v.stats[kind]
-	completed := err == nil || errors.Is(err, workload.ErrUserAbort)
+	completed = err == nil || errors.Is(err, workload.ErrUserAbort)
 	switch {
 	case completed:
 		v.live.perKind[kind].Add(1)
@@ -467,18 +770,35 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 			}
 			s.Record(elapsed)
 			v.live.measured.Add(1)
+			v.markOK(now)
+			if v.plan.LatencyLimit > 0 && elapsed > v.plan.LatencyLimit {
+				v.late++
+			}
+			if !sched.IsZero() {
+				l := start.Sub(sched)
+				v.lag.Count++
+				v.lag.Sum += l
+				v.lag.Max = max(v.lag.Max, l)
+			}
 		}
 	default:
 		v.live.errors.Add(1)
+		lost = isConnLost(err, v.conn)
 		// Errors are counted in every phase when the VU stops on them:
 		// the user must see why it stopped.
 		if counted || v.plan.RaiseError {
 			s.Errors++
+			if lost {
+				v.connLost++
+			}
 			v.noteError(err)
 		}
 	}
 	if counted {
 		s.Retries += retries
+		if retries > 0 {
+			s.Retried++
+		}
 		s.Wire = s.Wire.Add(v.wire.Load().Sub(wire0))
 		if useOK {
 			if u, ok := metrics.ThreadUsage(); ok {
@@ -486,7 +806,36 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int) bool {
 			}
 		}
 	}
-	return completed
+	return completed, lost
+}
+
+// markOK counts a completed transaction in its second of the measured
+// interval, for the outage report.
+func (v *vu) markOK(now time.Time) {
+	_, since := v.live.Phase()
+	i := int(now.Sub(since) / time.Second)
+	if i < 0 {
+		return
+	}
+	for len(v.okSec) <= i {
+		v.okSec = append(v.okSec, 0)
+	}
+	v.okSec[i]++
+}
+
+// isConnLost tells whether err means the session is gone: the database
+// package said so, the connection reports itself closed, or the error is
+// one of the network's.
+func isConnLost(err error, c workload.Conn) bool {
+	if errors.Is(err, workload.ErrConnLost) {
+		return true
+	}
+	if b, ok := c.(workload.Breakable); ok && b.Broken() {
+		return true
+	}
+	var ne net.Error
+	return errors.As(err, &ne) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, driver.ErrBadConn)
 }
 
 func (v *vu) noteError(err error) {

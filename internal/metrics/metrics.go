@@ -25,6 +25,7 @@ type TxStats struct {
 	Rollbacks int64                   // rolled back on purpose (TPC-C's 1% New-Order)
 	Errors    int64                   // failed: any other error, or retries exhausted
 	Retries   int64                   // extra attempts after a retryable conflict
+	Retried   int64                   // transactions that needed at least one retry
 	// The cost of the transactions counted above, every attempt included
 	// (docs/cost.md). Zero when the run did not measure cost.
 	Wire   Wire  // on the virtual user's connection
@@ -54,6 +55,7 @@ func (s *TxStats) Merge(o *TxStats) {
 	s.Rollbacks += o.Rollbacks
 	s.Errors += o.Errors
 	s.Retries += o.Retries
+	s.Retried += o.Retried
 	s.Wire = s.Wire.Add(o.Wire)
 	s.Thread = s.Thread.Add(o.Thread)
 	if o.hist != nil {
@@ -75,18 +77,20 @@ type Summary struct {
 	Rollbacks int64         `json:"rollbacks"`
 	Errors    int64         `json:"errors"`
 	Retries   int64         `json:"retries"`
+	Retried   int64         `json:"retried"`
 	Mean      time.Duration `json:"-"`
 	P50       time.Duration `json:"-"`
 	P90       time.Duration `json:"-"`
 	P95       time.Duration `json:"-"`
 	P99       time.Duration `json:"-"`
 	Max       time.Duration `json:"-"`
+	Stddev    time.Duration `json:"-"`
 }
 
 // Summarize computes s's summary under the given name.
 func (s *TxStats) Summarize(name string) Summary {
 	out := Summary{Name: name, Count: s.Completed(), Commits: s.Commits,
-		Rollbacks: s.Rollbacks, Errors: s.Errors, Retries: s.Retries}
+		Rollbacks: s.Rollbacks, Errors: s.Errors, Retries: s.Retries, Retried: s.Retried}
 	if s.hist == nil || s.hist.TotalCount() == 0 {
 		return out
 	}
@@ -97,6 +101,7 @@ func (s *TxStats) Summarize(name string) Summary {
 	out.P95 = us(s.hist.ValueAtQuantile(95))
 	out.P99 = us(s.hist.ValueAtQuantile(99))
 	out.Max = us(s.hist.Max())
+	out.Stddev = time.Duration(s.hist.StdDev() * float64(time.Microsecond))
 	return out
 }
 

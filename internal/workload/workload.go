@@ -78,7 +78,17 @@ var (
 	// ErrNoSchema is returned when a statement needs a table that does not
 	// exist: the schema was never built, or was dropped.
 	ErrNoSchema = errors.New("schema not built")
+	// ErrConnLost marks a failure that ended the session: the server
+	// closed or killed the connection, or restarted. The engine reconnects.
+	ErrConnLost = errors.New("connection lost")
 )
+
+// Breakable is implemented by sessions that can tell they are closed, so
+// a failure the database package did not classify still leads to a
+// reconnect rather than to failing every later transaction.
+type Breakable interface {
+	Broken() bool
+}
 
 // TxOptions tells the database what a transaction will do, so it can pick
 // the cheapest correct way to run it (SQLite: BEGIN IMMEDIATE for writers so

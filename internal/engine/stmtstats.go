@@ -1,0 +1,132 @@
+package engine
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// StmtStat is one named statement's timing over a run (pgbench -r): every
+// execution in every phase, measured by the client from the call to the
+// last row read.
+type StmtStat struct {
+	Name     string
+	Count    int64
+	Total    time.Duration
+	Failures int64
+}
+
+// Mean is the average time per execution.
+func (s StmtStat) Mean() time.Duration {
+	if s.Count == 0 {
+		return 0
+	}
+	return s.Total / time.Duration(s.Count)
+}
+
+// timedConn wraps one VU's connection and times each named statement and
+// each transaction's BEGIN…COMMIT overhead ("begin/commit"). One VU uses it
+// at a time, so the counters need no locks; they are merged after the run.
+type timedConn struct {
+	workload.Conn
+	stats map[string]*StmtStat
+}
+
+func newTimedConn() *timedConn { return &timedConn{stats: map[string]*StmtStat{}} }
+
+func (c *timedConn) record(name string, start time.Time, err error) {
+	s := c.stats[name]
+	if s == nil {
+		s = &StmtStat{Name: name}
+		c.stats[name] = s
+	}
+	if err != nil && err != workload.ErrNoRows {
+		s.Failures++
+		return
+	}
+	s.Count++
+	s.Total += time.Since(start)
+}
+
+func (c *timedConn) Exec(ctx context.Context, stmt string, args ...any) (int64, error) {
+	start := time.Now()
+	n, err := c.Conn.Exec(ctx, stmt, args...)
+	c.record(stmt, start, err)
+	return n, err
+}
+
+func (c *timedConn) QueryRow(ctx context.Context, stmt string, args ...any) workload.Row {
+	return &timedRow{c: c, name: stmt, start: time.Now(), row: c.Conn.QueryRow(ctx, stmt, args...)}
+}
+
+func (c *timedConn) Query(ctx context.Context, stmt string, args ...any) (workload.Rows, error) {
+	start := time.Now()
+	rs, err := c.Conn.Query(ctx, stmt, args...)
+	if err != nil {
+		c.record(stmt, start, err)
+		return nil, err
+	}
+	return &timedRows{Rows: rs, c: c, name: stmt, start: start}, nil
+}
+
+func (c *timedConn) Unwrap() workload.Conn { return c.Conn }
+
+type timedRow struct {
+	c     *timedConn
+	name  string
+	start time.Time
+	row   workload.Row
+}
+
+func (r *timedRow) Scan(dest ...any) error {
+	err := r.row.Scan(dest...)
+	r.c.record(r.name, r.start, err)
+	return err
+}
+
+type timedRows struct {
+	workload.Rows
+	c     *timedConn
+	name  string
+	start time.Time
+	done  bool
+}
+
+func (r *timedRows) Close() error {
+	err := r.Rows.Close()
+	if !r.done {
+		r.done = true
+		if err == nil {
+			err = r.Rows.Err()
+		}
+		r.c.record(r.name, r.start, err)
+	}
+	return err
+}
+
+func (c *timedConn) mergeInto(m map[string]*StmtStat) {
+	for name, s := range c.stats {
+		t := m[name]
+		if t == nil {
+			t = &StmtStat{Name: name}
+			m[name] = t
+		}
+		t.Count += s.Count
+		t.Total += s.Total
+		t.Failures += s.Failures
+	}
+}
+
+func sortStmts(m map[string]*StmtStat) []StmtStat {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make([]StmtStat, 0, len(m))
+	for _, s := range m {
+		out = append(out, *s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
