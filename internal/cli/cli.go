@@ -200,6 +200,14 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 	if len(args) > 0 {
 		c.wlName = args[0]
 	}
+	dbName := c.wlName
+	if f := cmd.Flags().Lookup("file"); f != nil && f.Changed {
+		// pgbench -f: users' scripts, usually on pgbench's tables.
+		if len(args) > 0 && args[0] != "script" {
+			return nil, "", usageErr("-f runs pgbench scripts: leave out the workload %q (mix in builtins with -b NAME)", args[0])
+		}
+		c.wlName, dbName = "script", "tpcb"
+	}
 	if _, err := workload.Lookup(c.wlName); err != nil {
 		return nil, "", usageErr("%v", err)
 	}
@@ -213,7 +221,7 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 	}
 	c.explicit = u != ""
 	if !c.explicit {
-		path, err := defaultDBPath(env, c.wlName)
+		path, err := defaultDBPath(env, dbName)
 		if err != nil {
 			return nil, "", err
 		}

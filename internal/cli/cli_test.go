@@ -109,7 +109,13 @@ func TestBadInputIsOneClearLine(t *testing.T) {
 		{"zero build vus", []string{"build", "--build-vus", "0", "--db", empty}, ExitUsage, "--build-vus must be at least 1"},
 		{"zero vus", []string{"run", "--vus", "0"}, ExitUsage, "--vus must be at least 1"},
 		{"negative duration", []string{"run", "--duration", "-5s"}, ExitUsage, "--duration must be positive"},
-		{"duration without unit", []string{"run", "--duration", "60"}, ExitUsage, "want a duration such as 90s"},
+		{"duration with a bad unit", []string{"run", "--duration", "60x"}, ExitUsage, "want a duration such as 30 (seconds), 90s or 5m"},
+		{"both -T and -t", []string{"run", "-T", "5", "-t", "10"}, ExitUsage, "give either -T/--duration or -t/--iterations"},
+		{"bad protocol", []string{"run", "-M", "fast"}, ExitUsage, `--protocol "fast": use simple, extended or prepared`},
+		{"negative rate", []string{"run", "-R", "-5"}, ExitUsage, "--rate must be a positive number"},
+		{"bad reconnect", []string{"run", "--reconnect", "soon"}, ExitUsage, `--reconnect "soon": want off`},
+		{"zero stop timeout", []string{"run", "--stop-timeout", "0s"}, ExitUsage, "--stop-timeout must be positive"},
+		{"bad random seed", []string{"run", "--random-seed", "often"}, ExitUsage, `--random-seed "often": want a whole number, time or rand`},
 		{"negative iterations", []string{"run", "--iterations", "-1"}, ExitUsage, "--iterations must not be negative"},
 		{"unknown flag", []string{"run", "--warp", "9"}, ExitUsage, "unknown flag: --warp"},
 		{"unknown command", []string{"launch"}, ExitUsage, `unknown command "launch"`},
@@ -155,7 +161,7 @@ type summaryJSON struct {
 	TPMSource   string   `json:"tpm_source"`
 	Interrupted bool     `json:"interrupted"`
 	Total       txJSON   `json:"total"`
-	Types       []txJSON `json:"transactions"`
+	Types       []txJSON `json:"types"`
 }
 
 func TestRunEveryModeThenCheck(t *testing.T) {

@@ -122,11 +122,11 @@ type cell struct {
 
 // cellRun is the part of a run's --json summary compare reads.
 type cellRun struct {
-	Database    string            `json:"database"`
+	Database    string            `json:"database_url"`
 	Driver      string            `json:"driver"`
 	DBVersion   string            `json:"db_version"`
 	Transport   string            `json:"transport"`
-	Scale       string            `json:"scale"`
+	Scale       string            `json:"scale_text"`
 	MeasuredS   float64           `json:"measured_s"`
 	Interrupted bool              `json:"interrupted"`
 	NOPM        *float64          `json:"nopm"`
@@ -134,7 +134,7 @@ type cellRun struct {
 	TPMSource   string            `json:"tpm_source"`
 	Total       txJSON            `json:"total"`
 	PerTxn      json.RawMessage   `json:"per_txn"`
-	Types       []txJSON          `json:"transactions"`
+	Types       []txJSON          `json:"types"`
 	Settings    map[string]string `json:"db_settings"`
 }
 

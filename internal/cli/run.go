@@ -2,8 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"math"
 	"math/rand/v2"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -26,6 +31,19 @@ type runOpts struct {
 	progress       int  // seconds between --progress lines; 0: the progress bar
 	noCost         bool // --no-cost: measure no cost per transaction
 	perTypeCPU     bool // --per-type-cpu: CPU and context switches per type
+
+	// pgbench's controls (issue 5) and fault handling (issue 6).
+	rate         float64 // -R: transactions per second in all; 0: as fast as possible
+	latencyLimit float64 // -L, milliseconds
+	perCommand   bool    // -r
+	protocolName string  // -M: simple, extended, prepared
+	maxTries     int     // --max-tries: pgbench's name for 1 + --max-retries
+	randomSeed   string  // --random-seed: time, rand or a number (pgbench)
+	stopTimeout  time.Duration
+	reconnect    string
+	rampupSet    bool
+	threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
+	noVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -61,6 +79,9 @@ switches. --no-cost turns the measuring off, to see what it costs;
 			if err != nil {
 				return err
 			}
+			if err := o.flagsSet(cmd, w); err != nil {
+				return err
+			}
 			job, jenv := startJob(cmd, env, "run", w, url)
 			o.job = job
 			return job.end(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
@@ -68,15 +89,29 @@ switches. --no-cost turns the measuring off, to see what it costs;
 	}
 	addCommon(cmd, &o.common, "run", 0)
 	fs := cmd.Flags()
-	fs.IntVar(&o.vus, "vus", 1, "virtual users, each with its own connection")
-	fs.DurationVar(&o.rampup, "rampup", 10*time.Second, "warm-up before the measured interval, not counted")
-	fs.DurationVar(&o.duration, "duration", time.Minute, "measured interval")
-	fs.IntVar(&o.iterations, "iterations", 0, "transactions per virtual user instead of a timed run")
+	fs.IntVarP(&o.vus, "vus", "c", 1, "virtual users, each with its own connection (pgbench -c)")
+	o.rampup = 10 * time.Second
+	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
+	o.duration = time.Minute
+	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
+	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
 	fs.BoolVar(&o.keyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
 	fs.StringVar(&o.mode, "mode", "", "procedure, client or prepared (default: procedure where the database has procedures)")
 	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
+	fs.IntVar(&o.maxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
+	fs.Float64VarP(&o.rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")
+	fs.Float64VarP(&o.latencyLimit, "latency-limit", "L", 0, "count transactions slower than this many milliseconds as late; with --rate, skip those already that late (pgbench -L)")
+	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report the average latency and failures of every statement or script command (pgbench -r)")
+	fs.StringVarP(&o.protocolName, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
+	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
+	fs.DurationVar(&o.stopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
+	fs.StringVar(&o.reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
+	fs.IntVarP(&o.threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
+	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
+	_ = fs.MarkHidden("jobs")
+	_ = fs.MarkHidden("no-vacuum")
 	fs.BoolVar(&o.raiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
-	fs.IntVar(&o.progress, "progress", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
+	fs.IntVarP(&o.progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
 	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
 	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 	return cmd
@@ -91,13 +126,65 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 		mode = m
 	}
+	sw, isScript := w.(scriptWorkload)
+	var proto workload.Protocol
+	if o.protocolName != "" {
+		p, ok := workload.ParseProtocol(o.protocolName)
+		if !ok {
+			return usageErr("--protocol %q: use simple, extended or prepared", o.protocolName)
+		}
+		proto = p
+		if !isScript {
+			// pgbench's -M on a workload of named statements: the mode
+			// that travels the same way.
+			var m workload.Mode
+			switch p {
+			case workload.ProtoSimple:
+				m = workload.ModeClient
+			case workload.ProtoPrepared:
+				m = workload.ModePrepared
+			default:
+				return usageErr("--protocol extended applies to scripts (-f); %s runs in --mode procedure, client or prepared", w.Name())
+			}
+			if mode != 0 && mode != m {
+				return usageErr("--protocol %s and --mode %s disagree: give one of them", p, mode)
+			}
+			mode = m
+		}
+	}
+	if isScript {
+		if o.mode != "" {
+			return usageErr("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
+		}
+		if proto == 0 {
+			proto = workload.ProtoSimple // pgbench's default
+		}
+		if err := sw.CheckProtocol(proto); err != nil {
+			return usageErr("%v", err)
+		}
+		sw.SetProtocol(proto)
+		sw.SetPerCommand(o.perCommand)
+		sw.SetStderr(env.Stderr)
+	}
+	if err := o.pgbenchOptions(w); err != nil {
+		return err
+	}
 	if !o.seedSet {
 		o.seed = rand.Uint64() >> 12 // short enough to type back in
+	}
+	reconnect, err := parseReconnect(o.reconnect)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	plan := &engine.Plan{
 		VUs: o.vus, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
 		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, RaiseError: o.raiseError,
 		Seed: o.seed, Mix: w.Mix(), Cost: !o.noCost, ThreadCost: o.perTypeCPU,
+		Rate: o.rate, LatencyLimit: time.Duration(o.latencyLimit * float64(time.Millisecond)),
+		StopTimeout: o.stopTimeout, Reconnect: reconnect, PerStatement: o.perCommand && !isScript,
+	}
+	if o.stopTimeout == 0 {
+		return usageErr("--stop-timeout must be positive: nothing in sledge waits forever")
 	}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
@@ -105,7 +192,12 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if o.progress < 0 {
 		return usageErr("--progress must not be negative")
 	}
-	s, err := openSession(ctx, url, w.Name(), mode, !o.explicit)
+	var s *session
+	if isScript {
+		s, err = openScriptSession(ctx, url, proto, sw.NeedsPipelines())
+	} else {
+		s, err = openSession(ctx, url, w.Name(), mode, !o.explicit)
+	}
 	if err != nil {
 		return err
 	}
@@ -115,6 +207,9 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if noSchema, err := s.attach(ctx, w); err != nil {
 		if !noSchema {
 			return fmt.Errorf("read schema: %w", err)
+		}
+		if isScript {
+			return fmt.Errorf("%v: run `sledge build tpcb%s` first", err, explicitDB(o.explicit, s.url))
 		}
 		if o.explicit {
 			return noSchemaErr(w.Name(), s.url, true)
@@ -140,6 +235,9 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	o.job.setRun(info, mode, o.vus, o.seed, w.Mix())
 
 	plan.Connect = func(ctx context.Context, vu int) (workload.Conn, error) {
+		if isScript {
+			return s.db.(db.ScriptDB).ConnectScript(ctx, proto)
+		}
 		return s.db.Connect(ctx, w.Name(), mode)
 	}
 	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
@@ -258,4 +356,174 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 		return frac, fmt.Sprintf("%s %.0fs/%.0fs: %s transactions, %s TPM (client)%s",
 			phase, el.Seconds(), span.Seconds(), thousands(n), thousands(int64(rate)), errs)
 	}
+}
+
+// secondsValue is a duration flag that also takes a plain number of
+// seconds, as pgbench's -T does.
+type secondsValue struct{ d *time.Duration }
+
+func (v secondsValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v secondsValue) Type() string { return "duration" }
+
+func (v secondsValue) Set(s string) error {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n < 0 || n > 1e9 || math.IsNaN(n) {
+			return errors.New("want a duration such as 30 (seconds), 90s or 5m")
+		}
+		*v.d = time.Duration(n * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 30 (seconds), 90s or 5m")
+	}
+	*v.d = d
+	return nil
+}
+
+// parseReconnect reads --reconnect: "off", or "FIRST,MAX" waits.
+func parseReconnect(s string) (engine.Reconnect, error) {
+	if s == "off" || s == "false" || s == "no" {
+		return engine.Reconnect{Off: true}, nil
+	}
+	first, last, _ := strings.Cut(s, ",")
+	var r engine.Reconnect
+	var err error
+	if r.Backoff, err = time.ParseDuration(strings.TrimSpace(first)); err != nil || r.Backoff <= 0 {
+		return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits such as 100ms,5s", s)
+	}
+	r.MaxBackoff = r.Backoff
+	if last != "" {
+		if r.MaxBackoff, err = time.ParseDuration(strings.TrimSpace(last)); err != nil || r.MaxBackoff < r.Backoff {
+			return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits with MAX at least FIRST, such as 100ms,5s", s)
+		}
+	}
+	return r, nil
+}
+
+// parseRandomSeed reads pgbench's --random-seed: a number, "time" or "rand".
+func parseRandomSeed(s string) (uint64, error) {
+	switch s {
+	case "time":
+		return uint64(time.Now().UnixNano()) >> 12, nil
+	case "rand":
+		return rand.Uint64() >> 12, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--random-seed %q: want a whole number, time or rand", s)
+	}
+	return n, nil
+}
+
+// scriptWorkload is the workload of users' pgbench scripts (-f), with the
+// options the CLI hands it before it attaches.
+type scriptWorkload interface {
+	workload.Workload
+	SetProtocol(workload.Protocol)
+	CheckProtocol(workload.Protocol) error
+	NeedsPipelines() bool
+	SetPerCommand(bool)
+	AddBuiltins(specs []string) error
+	SetStderr(w io.Writer)
+}
+
+// flagsSet applies what depends on which flags the user gave.
+func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
+	f := cmd.Flags()
+	o.rampupSet = f.Changed("rampup")
+	if f.Changed("duration") && f.Changed("iterations") {
+		return usageErr("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
+	}
+	if f.Changed("max-tries") && f.Changed("max-retries") {
+		return usageErr("give either --max-tries or --max-retries, not both")
+	}
+	if f.Changed("max-tries") {
+		switch {
+		case o.maxTries < 0:
+			return usageErr("--max-tries must not be negative")
+		case o.maxTries == 0 && !f.Changed("duration") && o.latencyLimit <= 0:
+			return usageErr("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
+		case o.maxTries == 0:
+			o.maxRetries = 1 << 30
+		default:
+			o.maxRetries = o.maxTries - 1
+		}
+	}
+	if f.Changed("random-seed") {
+		if f.Changed("seed") {
+			return usageErr("give either --seed or --random-seed, not both")
+		}
+		n, err := parseRandomSeed(o.randomSeed)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		o.seed, o.seedSet = n, true
+	}
+	if sw, ok := w.(scriptWorkload); ok && f.Changed("builtin") {
+		specs, _ := f.GetStringArray("builtin")
+		if err := sw.AddBuiltins(specs); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	return nil
+}
+
+// pgbenchOptions checks pgbench's controls and sets the defaults that
+// depend on the workload.
+func (o *runOpts) pgbenchOptions(w workload.Workload) error {
+	if !o.rampupSet && w.Name() != "tpcc" {
+		// pgbench has no warm-up; its workloads start measuring at once.
+		o.rampup = 0
+	}
+	switch {
+	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+		return usageErr("--rate must be a positive number of transactions per second")
+	case o.latencyLimit < 0 || math.IsNaN(o.latencyLimit) || math.IsInf(o.latencyLimit, 0):
+		return usageErr("--latency-limit must be a positive number of milliseconds")
+	case o.threads < 1:
+		return usageErr("-j/--jobs must be at least 1")
+	}
+	return nil
+}
+
+// openScriptSession opens a database for users' scripts, with a control
+// session in protocol p, after checking that the database can run them.
+func openScriptSession(ctx context.Context, raw string, p workload.Protocol, pipelines bool) (*session, error) {
+	d, err := openDB(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	sd, ok := d.(db.ScriptDB)
+	if !ok {
+		_ = d.Close()
+		return nil, usageErr("%s does not run pgbench scripts", db.Redact(raw))
+	}
+	if err := sd.ScriptSupports(p, pipelines); err != nil {
+		_ = d.Close()
+		return nil, usageErr("%v", err)
+	}
+	c, err := sd.ConnectScript(ctx, p)
+	if err != nil {
+		_ = d.Close()
+		return nil, fmt.Errorf("connect to %s: %w", db.Redact(raw), err)
+	}
+	m := workload.ModeClient
+	if p != workload.ProtoSimple {
+		m = workload.ModePrepared
+	}
+	return &session{url: db.Redact(raw), raw: raw, db: d, ctl: c, mode: m}, nil
+}
+
+func explicitDB(explicit bool, url string) string {
+	if explicit {
+		return " --db " + url
+	}
+	return ""
 }

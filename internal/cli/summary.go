@@ -47,7 +47,10 @@ type txJSON struct {
 	Rollbacks int64     `json:"rollbacks"`
 	Errors    int64     `json:"errors"`
 	Retries   int64     `json:"retries"`
+	Retried   int64     `json:"retried"`
+	Late      int64     `json:"late,omitempty"`
 	MeanMs    float64   `json:"mean_ms"`
+	StddevMs  float64   `json:"stddev_ms"`
 	P50Ms     float64   `json:"p50_ms"`
 	P90Ms     float64   `json:"p90_ms"`
 	P95Ms     float64   `json:"p95_ms"`
@@ -58,52 +61,120 @@ type txJSON struct {
 
 // runSummary is the result of a run, printed as text or JSON.
 type runSummary struct {
-	Workload    string    `json:"workload"`
-	Database    string    `json:"database"` // URL, password redacted
-	Driver      string    `json:"driver"`
-	DBVersion   string    `json:"db_version"`
-	Transport   string    `json:"transport"`
-	Mode        string    `json:"mode"`
-	VUs         int       `json:"vus"`
-	Scale       string    `json:"scale,omitempty"`
-	Seed        uint64    `json:"seed"`
-	RampupS     float64   `json:"rampup_s"`
-	DurationS   float64   `json:"duration_s"`
-	Iterations  int       `json:"iterations,omitempty"`
-	MeasuredS   float64   `json:"measured_s"`
-	Interrupted bool      `json:"interrupted"`
-	MeterName   string    `json:"-"`
-	NOPM        *float64  `json:"nopm,omitempty"`
-	TPM         float64   `json:"tpm"`
-	TPMSource   string    `json:"tpm_source"` // "database" or "client"
-	TPMClient   float64   `json:"tpm_client"`
-	Total       txJSON    `json:"total"`
-	PerTxn      *costJSON `json:"per_txn,omitempty"` // overall cost per transaction
+	Workload    string   `json:"workload"`
+	Script      string   `json:"script,omitempty"` // pgbench's "transaction type": builtin or file names
+	Database    string   `json:"database"`         // the driver: "sqlite", "postgres", "mysql"
+	DatabaseURL string   `json:"database_url"`     // password redacted
+	Driver      string   `json:"driver"`
+	DBVersion   string   `json:"db_version"`
+	Transport   string   `json:"transport"`
+	Mode        string   `json:"mode"`
+	VUs         int      `json:"vus"`
+	Scale       string   `json:"scale_text,omitempty"`
+	ScaleN      *int     `json:"scale,omitempty"`      // tpcb: pgbench's scaling factor
+	Warehouses  *int     `json:"warehouses,omitempty"` // tpcc
+	Protocol    string   `json:"protocol,omitempty"`   // scripts: pgbench -M
+	Seed        uint64   `json:"seed"`
+	RampupS     float64  `json:"rampup_s"`
+	DurationS   float64  `json:"duration_s"`
+	Iterations  int      `json:"iterations,omitempty"`
+	MeasuredS   float64  `json:"measured_s"`
+	Interrupted bool     `json:"interrupted"`
+	MeterName   string   `json:"-"`
+	NOPM        *float64 `json:"nopm,omitempty"`
+	TPM         float64  `json:"tpm"`
+	TPMSource   string   `json:"tpm_source"` // "database" or "client"
+	TPMClient   float64  `json:"tpm_client"`
+	TPMNote     string   `json:"tpm_note,omitempty"` // why the database's counters were not used
+	// pgbench's report, for every workload: successful transactions per
+	// second (commits and the workload's own rollbacks) over the measured
+	// interval, failed and retried transactions, latency of successful
+	// ones (from the schedule under --rate).
+	TPS             float64 `json:"tps"`
+	Processed       int64   `json:"-"` // "transactions" for tpcb and scripts
+	Failed          int64   `json:"failed"`
+	Retried         int64   `json:"retried"`
+	Retries         int64   `json:"retries"`
+	LatencyAvgMs    float64 `json:"latency_avg_ms"`
+	LatencyStddevMs float64 `json:"latency_stddev_ms"`
+	P50Ms           float64 `json:"p50_ms"`
+	P90Ms           float64 `json:"p90_ms"`
+	P99Ms           float64 `json:"p99_ms"`
+	MaxMs           float64 `json:"max_ms"`
+	// Throttling (--rate) and the latency limit (--latency-limit).
+	RateTPS        float64  `json:"rate_tps,omitempty"`
+	LatencyLimitMs float64  `json:"latency_limit_ms,omitempty"`
+	Skipped        int64    `json:"skipped"`
+	Late           int64    `json:"late"`
+	LagAvgMs       *float64 `json:"lag_avg_ms,omitempty"`
+	LagMaxMs       *float64 `json:"lag_max_ms,omitempty"`
+	// Faults: reconnections after lost connections, the transactions
+	// lost with them, whole seconds of the measured interval without a
+	// completed transaction, and VUs stuck when the stop timeout ran out.
+	Reconnects    int64 `json:"reconnects"`
+	ConnLost      int64 `json:"conn_lost"`
+	OutageS       int   `json:"outage_s"`
+	OutageSeconds []int `json:"outage_seconds,omitempty"`
+	StuckVUs      []int `json:"stuck_vus"`
+	// -r: per statement (named statements) or per script command.
+	Statements []stmtJSON `json:"statements,omitempty"`
+	Total      txJSON     `json:"total"`
+	PerTxn     *costJSON  `json:"per_txn,omitempty"` // overall cost per transaction
 	// WireNote says why per_txn's round trips and bytes are zero, for
 	// the text: "embedded", "not counted", or "" when they were counted.
-	WireNote     string              `json:"-"`
-	ServerPerTxn *serverCostJSON     `json:"server_per_txn,omitempty"`
-	Types        []txJSON            `json:"transactions"`
-	Errors       []engine.ErrorCount `json:"errors"`
-	StoppedVUs   []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
-	Settings     map[string]string   `json:"db_settings,omitempty"`
+	WireNote     string          `json:"-"`
+	ServerPerTxn *serverCostJSON `json:"server_per_txn,omitempty"`
+	Types        []txJSON        `json:"types"`
+	// "transactions": TPC-C keeps issue 2's object of types by key
+	// ("new_order": {…}); tpcb and scripts give pgbench's count of
+	// transactions actually processed (see MarshalJSON).
+	PerType    map[string]txJSON   `json:"per_type"`
+	Errors     []engine.ErrorCount `json:"errors"`
+	StoppedVUs []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
+	Settings   map[string]string   `json:"db_settings,omitempty"`
 }
 
 func toJSON(s metrics.Summary) txJSON {
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 	return txJSON{Name: s.Name, Count: s.Count, Commits: s.Commits, Rollbacks: s.Rollbacks,
-		Errors: s.Errors, Retries: s.Retries, MeanMs: ms(s.Mean), P50Ms: ms(s.P50), P90Ms: ms(s.P90),
+		Errors: s.Errors, Retries: s.Retries, Retried: s.Retried, MeanMs: ms(s.Mean), StddevMs: ms(s.Stddev),
+		P50Ms: ms(s.P50), P90Ms: ms(s.P90),
 		P95Ms: ms(s.P95), P99Ms: ms(s.P99), MaxMs: ms(s.Max)}
 }
 
 func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode, o *runOpts, res *engine.Result) *runSummary {
 	measured := res.Measured()
 	sum := &runSummary{
-		Workload: w.Name(), Database: s.url, Driver: info.Driver, DBVersion: info.Version,
+		Workload: w.Name(), Database: info.Driver, DatabaseURL: s.url, Driver: info.Driver, DBVersion: info.Version,
 		Transport: info.Transport, Mode: mode.String(), VUs: o.vus, Scale: scaleText(w), Seed: o.seed,
 		RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(), Iterations: o.iterations,
 		MeasuredS: measured.Seconds(), Interrupted: res.Interrupted, Settings: info.Settings,
-		Errors: res.Errors, StoppedVUs: res.Stopped,
+		Errors: res.Errors, StoppedVUs: res.Stopped, PerType: map[string]txJSON{},
+		Reconnects: res.Reconnects, ConnLost: res.ConnLost, OutageS: res.Outage,
+		OutageSeconds: res.OutageSeconds, StuckVUs: res.Stuck, Skipped: res.Skipped, Late: res.Late,
+		RateTPS: o.rate, LatencyLimitMs: o.latencyLimit, Protocol: o.protocolName,
+	}
+	if sum.StuckVUs == nil {
+		sum.StuckVUs = []int{}
+	}
+	if sc, ok := w.(workload.Scaler); ok {
+		unit, n := sc.Scale()
+		if strings.HasPrefix(unit, "warehouse") {
+			sum.Warehouses = &n
+		} else {
+			sum.ScaleN = &n
+		}
+	}
+	if d, ok := w.(interface{ Description() string }); ok {
+		sum.Script = d.Description()
+	}
+	if o.rate > 0 {
+		avg, mx := msOf(res.Lag.Mean()), msOf(res.Lag.Max)
+		sum.LagAvgMs, sum.LagMaxMs = &avg, &mx
+	}
+	for _, st := range res.Statements {
+		sum.Statements = append(sum.Statements, stmtJSON{Name: st.Name, Count: st.Count,
+			AvgMs: msOf(st.Mean()), Failures: st.Failures})
 	}
 	if o.iterations > 0 {
 		sum.RampupS, sum.DurationS = 0, 0
@@ -116,9 +187,21 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 		t := toJSON(res.Stats[i].Summarize(mix[i].Name))
 		t.PerTxn = typeCost(res, &res.Stats[i])
 		sum.Types = append(sum.Types, t)
+		key := mix[i].Key
+		if key == "" {
+			key = mix[i].Name
+		}
+		sum.PerType[key] = t
 	}
 	total := res.Stats.Total()
 	sum.Total = toJSON(total.Summarize("total"))
+	sum.Processed, sum.Failed, sum.Retried, sum.Retries = total.Completed(), total.Errors, total.Retried, total.Retries
+	sum.TPS = 0
+	if measured > 0 {
+		sum.TPS = float64(total.Completed()) / measured.Seconds()
+	}
+	sum.LatencyAvgMs, sum.LatencyStddevMs = sum.Total.MeanMs, sum.Total.StddevMs
+	sum.P50Ms, sum.P90Ms, sum.P99Ms, sum.MaxMs = sum.Total.P50Ms, sum.Total.P90Ms, sum.Total.P99Ms, sum.Total.MaxMs
 	sum.PerTxn = overallCost(res, total)
 	switch {
 	case sum.PerTxn == nil:
@@ -138,7 +221,18 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 	sum.TPM, sum.TPMSource = sum.TPMClient, "client"
 	if c, ok1 := res.Delta("db_commits"); ok1 {
 		r, _ := res.Delta("db_rollbacks")
-		sum.TPM, sum.TPMSource = metrics.PerMinute(c+r, measured), "database"
+		switch {
+		case c < 0 || r < 0:
+			// The server's counters went backwards: it restarted inside
+			// the measured interval and began again from zero.
+			sum.TPMNote = "the database's counters went backwards (a server restart): TPM counted by sledge"
+		case res.Reconnects > 0:
+			// A restart that kept its counters still lost the sessions'
+			// unpublished counts; the client's count is the honest one.
+			sum.TPMNote = "connections were lost and reopened: TPM counted by sledge, the database's counters may have reset"
+		default:
+			sum.TPM, sum.TPMSource = metrics.PerMinute(c+r, measured), "database"
+		}
 	}
 	if m, ok := w.(workload.Meter); ok {
 		sum.MeterName = m.MeterName()
@@ -148,6 +242,40 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 		}
 	}
 	return sum
+}
+
+// stmtJSON is one statement's or script command's timing (-r).
+type stmtJSON struct {
+	Script   string  `json:"script,omitempty"`
+	Line     int     `json:"line,omitempty"`
+	Name     string  `json:"name"`
+	Count    int64   `json:"count"`
+	AvgMs    float64 `json:"avg_ms"`
+	Failures int64   `json:"failures"`
+}
+
+func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+
+// MarshalJSON adds "transactions": for TPC-C the object of types by key
+// (issue 2's contract), for every other workload pgbench's number of
+// transactions actually processed (issue 5's contract).
+func (s *runSummary) MarshalJSON() ([]byte, error) {
+	type plain runSummary
+	b, err := json.Marshal((*plain)(s))
+	if err != nil {
+		return nil, err
+	}
+	var tx any = s.Processed
+	if s.Workload == "tpcc" {
+		tx = s.PerType
+	}
+	t, err := json.Marshal(tx)
+	if err != nil {
+		return nil, err
+	}
+	out := append(b[:len(b)-1:len(b)-1], `,"transactions":`...)
+	out = append(out, t...)
+	return append(out, '}'), nil
 }
 
 // overallCost is the cost of one transaction over the measured interval:
@@ -210,6 +338,9 @@ func printSummary(out io.Writer, s *runSummary) {
 	default:
 		fmt.Fprintf(out, "measured %.1f s after %.0f s of ramp-up%s\n", s.MeasuredS, s.RampupS, interrupted(s))
 	}
+	if s.Workload != "tpcc" {
+		printPgbench(out, s)
+	}
 	if s.NOPM != nil {
 		fmt.Fprintf(out, "%-5s %12s   new orders per minute, from the database (Σ district.d_next_o_id)\n",
 			s.MeterName, thousands(int64(*s.NOPM+0.5)))
@@ -219,8 +350,12 @@ func printSummary(out io.Writer, s *runSummary) {
 			"TPM", thousands(int64(s.TPM+0.5)))
 		fmt.Fprintf(out, "%-5s %12s   transactions per minute, counted by sledge\n", "", thousands(int64(s.TPMClient+0.5)))
 	} else {
-		fmt.Fprintf(out, "%-5s %12s   transactions per minute, counted by sledge (%s keeps no transaction counters)\n",
-			"TPM", thousands(int64(s.TPM+0.5)), s.Driver)
+		why := s.Driver + " keeps no transaction counters"
+		if s.TPMNote != "" {
+			why = s.TPMNote
+		}
+		fmt.Fprintf(out, "%-5s %12s   transactions per minute, counted by sledge (%s)\n",
+			"TPM", thousands(int64(s.TPM+0.5)), why)
 	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -237,6 +372,8 @@ func printSummary(out io.Writer, s *runSummary) {
 	tw.Flush()
 	fmt.Fprintln(out, "latencies measured by sledge per transaction, from its first statement to its commit")
 	printCost(out, s)
+	printStatements(out, s)
+	printFaults(out, s)
 	if len(s.StoppedVUs) > 0 {
 		fmt.Fprintf(out, "\n%d virtual user%s stopped at an error (--raise-error): %v\n", len(s.StoppedVUs), plural(len(s.StoppedVUs)), s.StoppedVUs)
 	}
@@ -319,4 +456,113 @@ func printCost(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "server: %s bytes received, %s bytes sent per transaction (%s global status: every session)\n",
 			thousands(int64(c.BytesReceived+0.5)), thousands(int64(c.BytesSent+0.5)), s.Driver)
 	}
+}
+
+// printPgbench prints pgbench's report lines (tpcb and scripts), in its
+// order and wording, so that what parses pgbench's output parses these;
+// sledge adds percentiles and says where each figure comes from.
+func printPgbench(out io.Writer, s *runSummary) {
+	if s.Script != "" {
+		fmt.Fprintf(out, "transaction type: %s\n", s.Script)
+	}
+	if s.ScaleN != nil {
+		fmt.Fprintf(out, "scaling factor: %d\n", *s.ScaleN)
+	}
+	qm := s.Protocol
+	if qm == "" {
+		qm = s.Mode
+	}
+	fmt.Fprintf(out, "query mode: %s\n", qm)
+	fmt.Fprintf(out, "number of clients: %d\n", s.VUs)
+	if s.Iterations > 0 {
+		fmt.Fprintf(out, "number of transactions per client: %d\n", s.Iterations)
+		fmt.Fprintf(out, "number of transactions actually processed: %d/%d\n", s.Processed, s.Iterations*s.VUs)
+	} else {
+		fmt.Fprintf(out, "duration: %.0f s\n", s.MeasuredS)
+		fmt.Fprintf(out, "number of transactions actually processed: %d\n", s.Processed)
+	}
+	den := float64(s.Processed + s.Skipped + s.Failed)
+	pct := func(n int64) string {
+		if den == 0 {
+			return "0.000%"
+		}
+		return fmt.Sprintf("%.3f%%", 100*float64(n)/den)
+	}
+	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
+	if s.Retried > 0 || s.Retries > 0 {
+		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
+		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
+	}
+	if s.RateTPS > 0 && s.LatencyLimitMs > 0 {
+		fmt.Fprintf(out, "number of transactions skipped: %d (%s)\n", s.Skipped, pct(s.Skipped))
+	}
+	if s.LatencyLimitMs > 0 {
+		late := "0.000%"
+		if s.Processed > 0 {
+			late = fmt.Sprintf("%.3f%%", 100*float64(s.Late)/float64(s.Processed))
+		}
+		fmt.Fprintf(out, "number of transactions above the %.1f ms latency limit: %d/%d (%s)\n",
+			s.LatencyLimitMs, s.Late, s.Processed, late)
+	}
+	fmt.Fprintf(out, "latency average = %.3f ms\n", s.LatencyAvgMs)
+	fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
+	fmt.Fprintf(out, "latency percentiles: p50 = %.3f ms, p90 = %.3f ms, p99 = %.3f ms, max = %.3f ms\n",
+		s.P50Ms, s.P90Ms, s.P99Ms, s.MaxMs)
+	if s.LagAvgMs != nil {
+		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
+	}
+	fmt.Fprintf(out, "tps = %f (without initial connection time; counted by sledge over the measured interval)\n\n", s.TPS)
+}
+
+// printStatements prints -r: per statement (or script command) latency.
+func printStatements(out io.Writer, s *runSummary) {
+	if len(s.Statements) == 0 {
+		return
+	}
+	fmt.Fprintln(out, "\nstatement latencies in milliseconds and failures (client, every phase):")
+	script := ""
+	for _, st := range s.Statements {
+		if st.Script != script {
+			script = st.Script
+			fmt.Fprintf(out, "SQL script %s:\n", script)
+		}
+		fmt.Fprintf(out, "  %12.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Name)
+	}
+}
+
+// printFaults says what went wrong during the run and how it was counted.
+func printFaults(out io.Writer, s *runSummary) {
+	if s.Reconnects > 0 || s.ConnLost > 0 {
+		fmt.Fprintf(out, "\nconnections lost: %d transaction%s failed with a lost connection; %d reconnect%s\n",
+			s.ConnLost, plural(int(s.ConnLost)), s.Reconnects, plural(int(s.Reconnects)))
+	}
+	if s.OutageS > 0 {
+		fmt.Fprintf(out, "outage: %d s of the measured interval without a completed transaction (seconds %s)\n",
+			s.OutageS, secondsList(s.OutageSeconds))
+	}
+	if len(s.StuckVUs) > 0 {
+		fmt.Fprintf(out, "stuck: virtual user%s %v still inside a transaction when the stop timeout ran out; their statements were cancelled and what they measured is not counted\n",
+			plural(len(s.StuckVUs)), s.StuckVUs)
+	}
+}
+
+// secondsList shortens a list of seconds into ranges: "3-7, 12".
+func secondsList(secs []int) string {
+	var b strings.Builder
+	for i := 0; i < len(secs); {
+		j := i
+		for j+1 < len(secs) && secs[j+1] == secs[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d-%d", secs[i], secs[j])
+		} else {
+			fmt.Fprintf(&b, "%d", secs[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }

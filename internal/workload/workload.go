@@ -128,6 +128,7 @@ type Conn interface {
 // TxType is one transaction type of a workload's mix.
 type TxType struct {
 	Name   string        // short name, as HammerDB calls it: "neword"
+	Key    string        // its key in --json when it differs from Name: "new_order"
 	Weight int           // cards of this type in one deck
 	Keying time.Duration // fixed keying time before the transaction (--keying-thinking)
 	Think  time.Duration // mean think time after it (negative exponential)

@@ -128,11 +128,11 @@ const (
 // think times are the spec's (§5.2.5.2, §5.2.5.4).
 func (w *Workload) Mix() []workload.TxType {
 	return []workload.TxType{
-		kindNewOrder:    {Name: "neword", Weight: 45, Keying: 18 * time.Second, Think: 12 * time.Second},
+		kindNewOrder:    {Name: "neword", Key: "new_order", Weight: 45, Keying: 18 * time.Second, Think: 12 * time.Second},
 		kindPayment:     {Name: "payment", Weight: 43, Keying: 3 * time.Second, Think: 12 * time.Second},
 		kindDelivery:    {Name: "delivery", Weight: 4, Keying: 2 * time.Second, Think: 5 * time.Second},
-		kindStockLevel:  {Name: "slev", Weight: 4, Keying: 2 * time.Second, Think: 5 * time.Second},
-		kindOrderStatus: {Name: "ostat", Weight: 4, Keying: 2 * time.Second, Think: 10 * time.Second},
+		kindStockLevel:  {Name: "slev", Key: "stock_level", Weight: 4, Keying: 2 * time.Second, Think: 5 * time.Second},
+		kindOrderStatus: {Name: "ostat", Key: "order_status", Weight: 4, Keying: 2 * time.Second, Think: 10 * time.Second},
 	}
 }
 
