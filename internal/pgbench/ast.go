@@ -111,6 +111,8 @@ type VarRef struct{ Name string }
 type Call struct {
 	Fn   string
 	Args []Expr
+
+	id funcID // resolved by the parser; 0 in a hand-built Call (Fn is looked up)
 }
 
 // Case is CASE WHEN c1 THEN r1 … [ELSE e] END; Else is nil without ELSE
