@@ -116,7 +116,11 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 				fmt.Sprintf("loading: %s of %s rows, %s", thousands(n), thousands(prog.Total), seconds(el))
 		})
 	}
-	err := engine.Load(ctx, tables, vus, s.db.Load, prog)
+	// The last table marks a finished build (Attach finds the schema by
+	// it), so it is loaded only after everything else, indexes and
+	// procedures included: an interrupted build never looks complete.
+	last := len(tables) - 1
+	err := engine.Load(ctx, tables[:last], vus, s.db.Load, prog)
 	loaded := time.Now()
 	if err == nil {
 		if disp != nil {
@@ -128,6 +132,8 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 			err = fmt.Errorf("create indexes: %w", err)
 		} else if err = s.db.Script(ctx, w.Name(), "procedures"); err != nil {
 			err = fmt.Errorf("create procedures: %w", err)
+		} else if err = engine.Load(ctx, tables[last:], 1, s.db.Load, prog); err != nil {
+			err = fmt.Errorf("load %s: %w", tables[last].Name, err)
 		}
 	}
 	if disp != nil {
@@ -135,7 +141,7 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build` again to start over", thousands(prog.Loaded()))}
+			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build %s` again, which drops what was loaded and starts over", thousands(prog.Loaded()), w.Name())}
 		}
 		return nil, err
 	}

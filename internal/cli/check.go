@@ -50,7 +50,7 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	c.job.setDB(ctx, s, 1)
 	if noSchema, err := s.attach(ctx, w); err != nil {
 		if noSchema {
-			return noSchemaErr(w.Name(), s.url, c.explicit)
+			return s.missingSchemaErr(ctx, w, c.explicit)
 		}
 		return fmt.Errorf("read schema: %w", err)
 	}

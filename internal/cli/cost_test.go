@@ -52,7 +52,7 @@ func TestProgressLines(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	line := regexp.MustCompile(`(?m)^progress: \d+\.\d s, \d+\.\d tps, [\d,]+ NOPM, lat avg (\d+\.\d\d ms|-), errors \d+`)
+	line := regexp.MustCompile(`(?m)^progress: \d+\.\d s, \d+\.\d tps, lat (\d+\.\d{3} ms stddev \d+\.\d{3}|- ms stddev -), \d+ failed, [\d,]+ NOPM`)
 	if n := len(line.FindAllString(stderr, -1)); n < 2 || n > 3 {
 		t.Errorf("%d progress lines, want 2:\n%s", n, stderr)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/workload"
@@ -96,4 +97,40 @@ func trimPlural(s string) string {
 		return s[:len(s)-1]
 	}
 	return s
+}
+
+// missingSchemaErr says there is no usable schema of w, telling a database
+// with none from one with the leftovers of an interrupted build.
+func (s *session) missingSchemaErr(ctx context.Context, w workload.Workload, explicit bool) error {
+	if s.incomplete(ctx, w) {
+		how := "sledge build " + w.Name()
+		if explicit {
+			how += " --db " + s.url
+		}
+		return fmt.Errorf("the %s schema in %s is incomplete: its build was interrupted or failed; run `%s` again, which drops what was loaded and starts over", w.Name(), s.url, how)
+	}
+	return noSchemaErr(w.Name(), s.url, explicit)
+}
+
+// incomplete reports whether some of w's tables exist although its schema
+// does not attach: what an interrupted build leaves.
+func (s *session) incomplete(ctx context.Context, w workload.Workload) bool {
+	tl, ok := s.db.(db.TableLister)
+	if !ok {
+		return false
+	}
+	names, err := tl.TableNames(ctx)
+	if err != nil {
+		return false
+	}
+	have := map[string]bool{}
+	for _, n := range names {
+		have[strings.ToLower(n)] = true
+	}
+	for _, t := range w.Tables() {
+		if have[strings.ToLower(t.Name)] {
+			return true
+		}
+	}
+	return false
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -147,12 +148,14 @@ func startProgressLines(env *Env, every time.Duration, live *engine.Live, meter 
 
 // progressCounts are the live counters one progress line compares.
 type progressCounts struct {
-	completed, errors, meter int64
-	latency                  time.Duration
+	completed, errors, meter, reconnects int64
+	latency                              time.Duration
+	latencySq                            int64 // Σ latency², µs²
 }
 
 func progressCount(live *engine.Live, meterKind int) progressCounts {
-	c := progressCounts{completed: live.Completed(), errors: live.Errors(), latency: live.Latency()}
+	c := progressCounts{completed: live.Completed(), errors: live.Errors(), latency: live.Latency(),
+		latencySq: live.LatencySquares(), reconnects: live.Reconnects()}
 	if meterKind >= 0 {
 		c.meter = live.Kind(meterKind) - live.Rollbacks(meterKind)
 	}
@@ -161,22 +164,32 @@ func progressCount(live *engine.Live, meterKind int) progressCounts {
 
 func (c progressCounts) sub(o progressCounts) progressCounts {
 	return progressCounts{completed: c.completed - o.completed, errors: c.errors - o.errors,
-		meter: c.meter - o.meter, latency: c.latency - o.latency}
+		meter: c.meter - o.meter, latency: c.latency - o.latency, latencySq: c.latencySq - o.latencySq,
+		reconnects: c.reconnects - o.reconnects}
 }
 
-// progressLine is "progress: 10.0 s, 1234.5 tps, 3,456 NOPM, lat avg 3.21
-// ms, errors 0": elapsed since the start, then the interval's figures.
+// progressLine is pgbench's -P line, "progress: 10.0 s, 1234.5 tps, lat
+// 3.210 ms stddev 1.234, 0 failed", then sledge's own figures (NOPM,
+// reconnects): elapsed since the start, then the interval's figures.
 func progressLine(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool, live *engine.Live) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps", elapsed.Seconds(), float64(d.completed)/span.Seconds())
+	if d.completed > 0 {
+		n := float64(d.completed)
+		mean := float64(d.latency.Nanoseconds()) / 1e6 / n
+		sq := float64(d.latencySq) / 1e6 / n // ms²
+		sd := math.Sqrt(math.Max(sq-mean*mean, 0))
+		fmt.Fprintf(&b, ", lat %.3f ms stddev %.3f", mean, sd)
+	} else {
+		b.WriteString(", lat - ms stddev -")
+	}
+	fmt.Fprintf(&b, ", %d failed", d.errors)
 	if hasMeter {
 		fmt.Fprintf(&b, ", %s %s", thousands(int64(float64(d.meter)/span.Minutes()+0.5)), meter)
 	}
-	lat := "-"
-	if d.completed > 0 {
-		lat = fmt.Sprintf("%.2f ms", float64(d.latency.Microseconds())/1000/float64(d.completed))
+	if d.reconnects > 0 {
+		fmt.Fprintf(&b, ", %d reconnects", d.reconnects)
 	}
-	fmt.Fprintf(&b, ", lat avg %s, errors %d", lat, d.errors)
 	if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
 		fmt.Fprintf(&b, " (%s)", phase)
 	}

@@ -212,7 +212,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return fmt.Errorf("%v: run `sledge build tpcb%s` first", err, explicitDB(o.explicit, s.url))
 		}
 		if o.explicit {
-			return noSchemaErr(w.Name(), s.url, true)
+			return s.missingSchemaErr(ctx, w, true)
 		}
 		// The embedded default builds what it needs, and says so.
 		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.url)

@@ -150,3 +150,10 @@ type ScriptDB interface {
 	// cost measuring, ctx carries the VU's wire counter as for Connect.
 	ConnectScript(ctx context.Context, p workload.Protocol) (workload.ScriptConn, error)
 }
+
+// TableLister is implemented by databases that can list the tables of the
+// schema a URL names, so that the leftovers of an interrupted build can be
+// told from an empty database.
+type TableLister interface {
+	TableNames(ctx context.Context) ([]string, error)
+}

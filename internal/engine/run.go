@@ -204,6 +204,7 @@ type Live struct {
 	reconnects atomic.Int64
 	started    atomic.Int64 // UnixNano of the current phase's start
 	latency    atomic.Int64 // Σ latency of completed transactions, ns
+	latencySq  atomic.Int64 // Σ latency², µs², for the progress line's stddev
 	perKind    []atomic.Int64
 	rollbacks  []atomic.Int64 // per kind: completed by the workload's own rollback
 }
@@ -237,6 +238,10 @@ func (l *Live) Kind(i int) int64 { return l.perKind[i].Load() }
 
 // Rollbacks is how many of Kind(i) rolled back on purpose (ErrUserAbort).
 func (l *Live) Rollbacks(i int) int64 { return l.rollbacks[i].Load() }
+
+// LatencySquares is the sum of the squared latencies (µs²) of the
+// transactions Completed counts.
+func (l *Live) LatencySquares() int64 { return l.latencySq.Load() }
 
 // Latency is the sum of the latencies of the transactions Completed counts.
 func (l *Live) Latency() time.Duration { return time.Duration(l.latency.Load()) }
@@ -759,6 +764,8 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 	case completed:
 		v.live.perKind[kind].Add(1)
 		v.live.latency.Add(int64(elapsed))
+		us := elapsed.Microseconds()
+		v.live.latencySq.Add(us * us)
 		if err != nil {
 			v.live.rollbacks[kind].Add(1)
 		}
