@@ -3,3 +3,4 @@
 package all
 
 import _ "github.com/sledge-bench/sledge/internal/workload/tpcc" // TPC-C
+import _ "github.com/sledge-bench/sledge/internal/workload/script" // pgbench script files
