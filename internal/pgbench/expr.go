@@ -104,6 +104,10 @@ func lexExpr(s string) ([]token, *exprError) {
 		case isExprSpace(c) || c == '\n':
 			i++
 			continue
+		case c == '\\' && (strings.HasPrefix(s[i+1:], "\n") || strings.HasPrefix(s[i+1:], "\r\n")):
+			// A continuation marker.
+			i += 2
+			continue
 		case c == ':':
 			j := i + 1
 			for j < len(s) && isAlnum(s[j]) {
@@ -576,7 +580,7 @@ func (ps *exprParser) call(name token) (Expr, *exprError) {
 			want = fmt.Sprintf("%d or %d", def.min, def.max)
 		}
 		plural := "s"
-		if want == "1" {
+		if want == "1" || want == "at least 1" {
 			plural = ""
 		}
 		return nil, &exprError{name.pos, fmt.Sprintf("%s() called with %d argument%s, expected %s argument%s", fn, n, pluralS(n), want, plural)}
