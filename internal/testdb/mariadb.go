@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -106,18 +107,52 @@ func StartMariaDB(ctx context.Context) (*Server, error) {
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + logFile,
 		"--tmpdir=" + dir}, userArgs...)
 	args = append(args, mariadbSettings...)
-	cmd := exec.Command(server, args...)
-	// Its own process group, so a Ctrl-C meant for the test does not reach
-	// it before Stop shuts it down cleanly.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("mariadb: start %s: %w", server, err))
+	// launch starts mariadbd and waits until it answers (as root, with
+	// the password once setupRoot has set it).
+	var (
+		mu     sync.Mutex
+		cmd    *exec.Cmd
+		exited chan error
+	)
+	launch := func(ctx context.Context, withPassword bool) error {
+		c := exec.Command(server, args...)
+		// Its own process group, so a Ctrl-C meant for the test does not
+		// reach it before Stop shuts it down cleanly.
+		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := c.Start(); err != nil {
+			return fmt.Errorf("mariadb: start %s: %w", server, err)
+		}
+		// Closed after its one value, so that every later wait returns.
+		ex := make(chan error, 1)
+		go func() { ex <- c.Wait(); close(ex) }()
+		mu.Lock()
+		cmd, exited = c, ex
+		mu.Unlock()
+		return waitMariaDB(ctx, srv, ex, logFile, withPassword)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	srv.stop = func() error { return stopMariaDB(cmd, exited, srv.Socket) }
-
-	if err := waitMariaDB(ctx, srv, exited, logFile); err != nil {
+	srv.stop = func() error {
+		mu.Lock()
+		c, ex := cmd, exited
+		mu.Unlock()
+		return stopMariaDB(c, ex, srv.Socket)
+	}
+	srv.restart = func(ctx context.Context) error {
+		if err := srv.stop(); err != nil {
+			return err
+		}
+		return launch(ctx, true)
+	}
+	srv.pid = func() (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		select {
+		case <-exited:
+			return 0, errors.New("mariadb: the server has exited")
+		default:
+		}
+		return cmd.Process.Pid, nil
+	}
+	if err := launch(ctx, false); err != nil {
 		srv.Stop()
 		return nil, err
 	}
@@ -153,8 +188,8 @@ func socketDSN(srv *Server, withPassword bool) string {
 }
 
 // waitMariaDB waits up to 60 s for the socket to answer.
-func waitMariaDB(ctx context.Context, srv *Server, exited <-chan error, logFile string) error {
-	db, err := sql.Open("mysql", socketDSN(srv, false))
+func waitMariaDB(ctx context.Context, srv *Server, exited <-chan error, logFile string, withPassword bool) error {
+	db, err := sql.Open("mysql", socketDSN(srv, withPassword))
 	if err != nil {
 		return fmt.Errorf("mariadb: %w", err)
 	}

@@ -156,6 +156,16 @@ func startPostgres(ctx context.Context, bin, dir string) (*Server, error) {
 		}
 		return nil
 	}
+	// A fast shutdown and a start with the options pg_ctl kept in
+	// postmaster.opts: same data directory, port and socket.
+	s.restart = func(ctx context.Context) error {
+		if out, err := run(ctx, "pg_ctl", "-D", data, "-l", logFile, "-m", "fast", "-w", "-t", wait, "restart"); err != nil {
+			logTail, _ := os.ReadFile(logFile)
+			return fmt.Errorf("postgres: restart: %w: %s %s", err, pgTail(out, 3), pgTail(logTail, 5))
+		}
+		return nil
+	}
+	s.pid = func() (int, error) { return pidFileFirst(filepath.Join(data, "postmaster.pid")) }
 	out, err := run(ctx, "postgres", "--version")
 	if err != nil {
 		_ = s.stop()

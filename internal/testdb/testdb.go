@@ -9,10 +9,12 @@
 package testdb
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
 	"os"
+	"sync"
 	"testing"
 )
 
@@ -27,13 +29,22 @@ type Server struct {
 	// User and Password of a superuser account usable over TCP and the socket.
 	User, Password string
 	stop           func() error
+
+	// Fault injection (faults.go): restart stops and starts the server on
+	// the same data directory, port and socket; pid is its main process.
+	restart func(ctx context.Context) error
+	pid     func() (int, error)
+	faultMu sync.Mutex
+	paused  []int // processes stopped by Pause, for Resume
 }
 
-// Stop stops the server and removes its directory.
+// Stop stops the server and removes its directory. A paused server is
+// resumed first, so that it can shut down cleanly.
 func (s *Server) Stop() error {
 	if s == nil || s.stop == nil {
 		return nil
 	}
+	_ = s.Resume()
 	err := s.stop()
 	s.stop = nil
 	if rmErr := os.RemoveAll(s.Dir); err == nil {
