@@ -276,7 +276,6 @@ func evalCall(fn string, id funcID, args []Expr, env Env) (Value, error) {
 
 	// Evaluate every argument first, as pgbench does: errors in any
 	// argument win over NULL propagation.
-	var argv [maxFuncArgs]Value
 	n := len(args)
 	if n > maxFuncArgs {
 		for _, a := range args[:maxFuncArgs] {
@@ -286,6 +285,18 @@ func evalCall(fn string, id funcID, args []Expr, env Env) (Value, error) {
 		}
 		return Value{}, fmt.Errorf("too many function arguments, maximum is %d", maxFuncArgs)
 	}
+	if n <= 3 {
+		var small [3]Value
+		return evalArgsApply(fn, id, args, small[:n], env)
+	}
+	var big [maxFuncArgs]Value
+	return evalArgsApply(fn, id, args, big[:n], env)
+}
+
+// evalArgsApply evaluates args into a (same length) and applies the
+// function.
+func evalArgsApply(fn string, id funcID, args []Expr, a []Value, env Env) (Value, error) {
+	n := len(args)
 	hasNull := false
 	if id == fGt || id == fGe {
 		// a > b is evaluated as b < a: right operand first.
@@ -294,23 +305,22 @@ func evalCall(fn string, id funcID, args []Expr, env Env) (Value, error) {
 			if err != nil {
 				return Value{}, err
 			}
-			argv[i] = v
+			a[i] = v
 			hasNull = hasNull || v.K == Null
 		}
 	} else {
-		for i, a := range args {
-			v, err := Eval(a, env)
+		for i, e := range args {
+			v, err := Eval(e, env)
 			if err != nil {
 				return Value{}, err
 			}
-			argv[i] = v
+			a[i] = v
 			hasNull = hasNull || v.K == Null
 		}
 	}
 	if hasNull && id != fIs && id != fIsNull && id != fIsNotNull && id != fDebug {
 		return NullValue(), nil
 	}
-	a := &argv
 
 	switch id {
 	case fAdd, fSub, fMul, fDiv, fMod, fEq, fNe, fLt, fLe, fGt, fGe:
@@ -573,6 +583,9 @@ func arith(id funcID, l, r Value) (Value, error) {
 func mul64(x, y int64) (int64, bool) {
 	if x == 0 || y == 0 {
 		return 0, true
+	}
+	if x == int64(int32(x)) && y == int64(int32(y)) {
+		return x * y, true // cannot overflow
 	}
 	p := x * y
 	if (x == -1 && y == math.MinInt64) || (y == -1 && x == math.MinInt64) || p/y != x {

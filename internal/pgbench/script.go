@@ -410,7 +410,7 @@ func (p *scriptParser) sqlCommand(text string, splits []int, first, end int) *Co
 		seg := text[prev:cut]
 		prev = cut
 		if i > 0 {
-			seg = strings.TrimLeft(seg, " \t\n\r\f\v")
+			seg = skipLeadingComments(seg)
 		}
 		if i == len(segs)-1 {
 			seg = strings.TrimRight(seg, " \t\n\r\f\v")
@@ -429,6 +429,26 @@ func (p *scriptParser) sqlCommand(text string, splits []int, first, end int) *Co
 		Text: oneLine(p.src[first:end]),
 		SQL:  &SQL{Queries: queries},
 	}
+}
+
+// skipLeadingComments drops leading white space and "--" comments, as
+// pgbench's skip_sql_comments.
+func skipLeadingComments(s string) string {
+	for len(s) > 0 {
+		switch {
+		case isSQLSpace(s[0]):
+			s = s[1:]
+		case strings.HasPrefix(s, "--"):
+			j := strings.IndexByte(s, '\n')
+			if j < 0 {
+				return ""
+			}
+			s = s[j:]
+		default:
+			return s
+		}
+	}
+	return s
 }
 
 // isEmptyStatement reports whether a query of a compound holds nothing but
@@ -567,7 +587,7 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 	next := e + 1
 	raw := src[b+1 : e]
 	logical := strings.NewReplacer("\\\r\n", " ", "\\\n", " ").Replace(raw)
-	text := `\` + collapseContinuations(raw)
+	text := oneLine(`\` + collapseContinuations(raw))
 	words := splitWords(logical)
 	if len(words) == 0 {
 		return 0, p.errAt(b, `missing command name after "\", expected a meta-command (%s)`, metaCommands)
