@@ -336,6 +336,9 @@ func kind(err error) error {
 	if errors.Is(err, pgx.ErrNoRows) {
 		return workload.ErrNoRows
 	}
+	if lostConnection(err) { // connlost.go
+		return workload.ErrConnLost
+	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return nil

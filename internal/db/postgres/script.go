@@ -527,6 +527,9 @@ func (c *scriptConn) fail(text string, err error) error {
 
 // scriptKind is the workload sentinel for a script command's error.
 func scriptKind(err error) error {
+	if lostConnection(err) { // connlost.go
+		return workload.ErrConnLost
+	}
 	var pe *pgconn.PgError
 	if !errors.As(err, &pe) {
 		return nil
