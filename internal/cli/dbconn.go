@@ -84,6 +84,9 @@ func noSchemaErr(wl, url string, explicit bool) error {
 func scaleText(w workload.Workload) string {
 	if sc, ok := w.(workload.Scaler); ok {
 		unit, n := sc.Scale()
+		if strings.HasPrefix(unit, "scale") {
+			return fmt.Sprintf("scale %d", n) // pgbench's scaling factor
+		}
 		if n == 1 {
 			unit = trimPlural(unit)
 		}

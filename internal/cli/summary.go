@@ -13,7 +13,9 @@ import (
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/metrics"
+	"github.com/sledge-bench/sledge/internal/pgbench"
 	"github.com/sledge-bench/sledge/internal/workload"
+	"github.com/sledge-bench/sledge/internal/workload/script"
 )
 
 func newFlagSet() *pflag.FlagSet { return pflag.NewFlagSet("", pflag.ContinueOnError) }
@@ -165,9 +167,7 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 			sum.ScaleN = &n
 		}
 	}
-	if d, ok := w.(interface{ Description() string }); ok {
-		sum.Script = d.Description()
-	}
+	sum.Script = transactionType(w)
 	if o.rate > 0 {
 		avg, mx := msOf(res.Lag.Mean()), msOf(res.Lag.Max)
 		sum.LagAvgMs, sum.LagMaxMs = &avg, &mx
@@ -175,6 +175,14 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 	for _, st := range res.Statements {
 		sum.Statements = append(sum.Statements, stmtJSON{Name: st.Name, Count: st.Count,
 			AvgMs: msOf(st.Mean()), Failures: st.Failures})
+	}
+	if sw, ok := w.(*script.Workload); ok && o.perCommand {
+		for _, r := range sw.CommandReport() {
+			for _, c := range r.Commands {
+				sum.Statements = append(sum.Statements, stmtJSON{Script: r.Script, Line: c.Line, Name: c.Text,
+					Count: c.Count, AvgMs: msOf(c.Mean()), Failures: c.Failures})
+			}
+		}
 	}
 	if o.iterations > 0 {
 		sum.RampupS, sum.DurationS = 0, 0
@@ -565,4 +573,28 @@ func secondsList(secs []int) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// transactionType is pgbench's "transaction type" line: the builtin's
+// description, the script file, or "multiple scripts". Empty for TPC-C.
+func transactionType(w workload.Workload) string {
+	mix := w.Mix()
+	switch w.Name() {
+	case "tpcc":
+		return ""
+	case "tpcb":
+		if len(mix) == 1 {
+			if b, err := pgbench.Builtin(mix[0].Name); err == nil {
+				return b.Name
+			}
+		}
+	case "script":
+		if len(mix) == 1 {
+			return mix[0].Name
+		}
+	}
+	if len(mix) > 1 {
+		return "multiple scripts"
+	}
+	return ""
 }
