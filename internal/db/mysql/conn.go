@@ -339,7 +339,7 @@ func (c *conn) wrap(op, stmt string, err error) error {
 	if errors.As(err, &me) && me.Number == erSPDoesNotExist {
 		return c.missingProcedures()
 	}
-	if isNetErr(err) {
+	if isNetErr(err) && !lostConnection(err) { // connlost.go
 		return c.d.connErr(err)
 	}
 	return &db.OpError{DB: "mysql", Op: op, Stmt: stmt, Err: err, Kind: kind(err)}
@@ -349,6 +349,9 @@ func (c *conn) wrap(op, stmt string, err error) error {
 func kind(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {
 		return workload.ErrNoRows
+	}
+	if lostConnection(err) { // connlost.go
+		return workload.ErrConnLost
 	}
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
