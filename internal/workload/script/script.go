@@ -246,10 +246,19 @@ func (w *Workload) Checks() []workload.Check { return nil }
 
 // Mix has one type per script, in the order given (files, then builtins):
 // named as the script (file name or builtin description), weighted as it.
+// A script given twice is told apart in --json by its position:
+// Key "x.sql#2".
 func (w *Workload) Mix() []workload.TxType {
 	out := make([]workload.TxType, len(w.scripts))
+	seen := map[string]int{}
+	for _, s := range w.scripts {
+		seen[s.Name]++
+	}
 	for i, s := range w.scripts {
 		out[i] = workload.TxType{Name: s.Name, Weight: s.Weight}
+		if seen[s.Name] > 1 {
+			out[i].Key = fmt.Sprintf("%s#%d", s.Name, i+1)
+		}
 	}
 	return out
 }
