@@ -25,14 +25,7 @@ func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *
 		return sc, nil, nil, err
 	}
 	cfg := d.cfg.drv.Clone()
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var nd net.Dialer // keeps TCP keepalives on, as the driver's own dial does
-		nc, err := nd.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return metrics.CountConn(nc, wire), nil
-	}
+	cfg.DialFunc = countingDial(wire)
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("mysql URL: %w", err)
@@ -45,6 +38,19 @@ func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *
 		return nil, nil, nil, err
 	}
 	return sc, own, wire, nil
+}
+
+// countingDial dials as the driver does and counts the connection's
+// traffic into wire.
+func countingDial(wire *metrics.WireCounts) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var nd net.Dialer // keeps TCP keepalives on, as the driver's own dial does
+		nc, err := nd.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return metrics.CountConn(nc, wire), nil
+	}
 }
 
 // Wire returns the session's traffic counter; nil when it is not counted.
