@@ -108,6 +108,10 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 		}
 		q.Del("routines")
 	}
+	blocking, err := db.IOOption(q, "postgres")
+	if err != nil {
+		return nil, 0, err
+	}
 	if q.Get("connect_timeout") == "" {
 		q.Set("connect_timeout", connectTimeout)
 	}
@@ -117,7 +121,7 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 		// pgx's message may quote the URL: say what is wrong without it.
 		return nil, 0, fmt.Errorf("postgres URL %s cannot be used: %s", db.Redact(u.String()), redactErr(err, u))
 	}
-	countDials(cfg)
+	countDials(cfg, blocking)
 	return cfg, routines, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/metrics"
 )
 
@@ -13,13 +14,19 @@ import (
 // counter its context carries: only virtual users' sessions are opened on
 // such a context (engine.Plan.Cost), so control connections and cancel
 // requests are never counted. Counting happens below TLS: the bytes are
-// the ones on the wire.
-func countDials(cfg *pgx.ConnConfig) {
+// the ones on the wire. With blocking, connections do blocking I/O on
+// their own descriptors (db.BlockingConn, URL option io=blocking).
+func countDials(cfg *pgx.ConnConfig, blocking bool) {
 	dial := cfg.DialFunc
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
+		}
+		if blocking {
+			if nc, err = db.BlockingConn(nc); err != nil {
+				return nil, err
+			}
 		}
 		return metrics.CountConn(nc, metrics.WireFrom(ctx)), nil
 	}

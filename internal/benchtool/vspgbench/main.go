@@ -1,0 +1,234 @@
+// Command vspgbench measures sledge's tpcb workload against pgbench itself
+// (make bench-pgbench), side by side on one private PostgreSQL server: the
+// builtin tpcb-like and select-only, pgbench -M prepared -c 4 -j 2 against
+// sledge --mode prepared -c 4, same duration, alternating, several rounds
+// each. It reports each tool's tps and client CPU per transaction (user +
+// system time of the whole process, from its rusage as the kernel reports
+// it to the parent) and their ratios. Load goes only to 127.0.0.1 or the
+// server's unix socket in its temp directory.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
+)
+
+func main() {
+	builtins := flag.String("builtins", "tpcb-like,select-only", "pgbench builtins to compare")
+	scale := flag.Int("scale", 10, "scale factor")
+	clients := flag.Int("c", 4, "clients (sledge: virtual users)")
+	threads := flag.Int("j", 2, "pgbench threads")
+	rounds := flag.Int("rounds", 3, "rounds per tool and builtin, alternating")
+	duration := flag.Int("T", 20, "seconds per run")
+	transport := flag.String("transport", "tcp", "tcp or unix")
+	hold = flag.Duration("hold", 0, "after the build, print the URL and keep the server up this long instead of measuring (for profiling by hand)")
+	profile = flag.String("cpuprofile", "", "write sledge's CPU profile of each run to this file prefix")
+	flag.Parse()
+	if err := run(strings.Split(*builtins, ","), *scale, *clients, *threads, *rounds, *duration, *transport); err != nil {
+		fmt.Fprintln(os.Stderr, "vspgbench:", err)
+		os.Exit(1)
+	}
+}
+
+var profile *string
+var hold *time.Duration
+
+// sample is one run of one tool.
+type sample struct {
+	tps   float64
+	txns  int64
+	cpuUs float64 // client CPU per transaction, µs
+}
+
+func run(builtins []string, scale, clients, threads, rounds, seconds int, transport string) error {
+	ctx := context.Background()
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		return fmt.Errorf("pgbench not found: install postgresql-contrib (scripts/install-servers.sh)")
+	}
+	dir, err := os.MkdirTemp("", "sledge-vspgbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bin := filepath.Join(dir, "sledge")
+	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	srv, err := testdb.StartPostgres(ctx)
+	if err != nil {
+		return fmt.Errorf("start postgres: %w", err)
+	}
+	defer srv.Stop()
+
+	const dbname = "vspgbench"
+	host := srv.Host
+	url := fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, dbname)
+	if transport == "unix" {
+		host = srv.Socket
+		url = fmt.Sprintf("postgres://%s:%s@/%s?host=%s", srv.User, srv.Password, dbname, srv.Socket)
+	}
+	start := time.Now()
+	if out, err := exec.Command(bin, "build", "tpcb", "--db", url, "--scale", strconv.Itoa(scale), "--no-job").CombinedOutput(); err != nil {
+		return fmt.Errorf("sledge build tpcb: %v\n%s", err, out)
+	}
+	fmt.Printf("built tpcb scale %d with sledge in %.1f s\n", scale, time.Since(start).Seconds())
+	if *hold > 0 {
+		fmt.Printf("holding for %s: %s\nPGPASSWORD=%s pgbench -h %s -p %d -U %s %s\n", *hold, url, srv.Password, host, srv.Port, srv.User, dbname)
+		time.Sleep(*hold)
+		return nil
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	settings := map[string]string{}
+	for _, k := range []string{"server_version", "synchronous_commit", "fsync", "shared_buffers", "max_connections"} {
+		var v string
+		if err := conn.QueryRow(ctx, "SELECT current_setting($1)", k).Scan(&v); err == nil {
+			settings[k] = v
+		}
+	}
+	// The same state before every run, for both tools: pgbench's own
+	// preparation (vacuum the small tables, empty the history), done here
+	// so that pgbench runs with -n and neither tool does it itself.
+	reset := func() error {
+		for _, q := range []string{"VACUUM pgbench_branches", "VACUUM pgbench_tellers", "TRUNCATE pgbench_history"} {
+			if _, err := conn.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	}
+	env := append(os.Environ(), "PGPASSWORD="+srv.Password)
+	tpsRe := regexp.MustCompile(`(?m)^tps = ([0-9.]+)`)
+	txRe := regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`)
+
+	runPgbench := func(b string) (sample, error) {
+		cmd := exec.Command(pgbench, "-n", "-M", "prepared", "-b", b, "-c", strconv.Itoa(clients), "-j", strconv.Itoa(threads),
+			"-T", strconv.Itoa(seconds), "-h", host, "-p", strconv.Itoa(srv.Port), "-U", srv.User, dbname)
+		cmd.Env = env
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			return sample{}, fmt.Errorf("pgbench: %v: %s", err, errOut.String())
+		}
+		m1, m2 := tpsRe.FindStringSubmatch(out.String()), txRe.FindStringSubmatch(out.String())
+		if m1 == nil || m2 == nil {
+			return sample{}, fmt.Errorf("pgbench output not understood: %s", out.String())
+		}
+		s := sample{}
+		s.tps, _ = strconv.ParseFloat(m1[1], 64)
+		s.txns, _ = strconv.ParseInt(m2[1], 10, 64)
+		s.cpuUs = cpuUs(cmd.ProcessState) / float64(s.txns)
+		return s, nil
+	}
+	runSledge := func(b string) (sample, error) {
+		cmd := exec.Command(bin, "run", "tpcb", "--db", url, "--builtin", b, "--mode", "prepared",
+			"-c", strconv.Itoa(clients), "-T", strconv.Itoa(seconds), "--json", "--no-job")
+		if *profile != "" {
+			cmd.Env = append(os.Environ(), "SLEDGE_CPUPROFILE="+*profile+"."+b)
+		}
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			return sample{}, fmt.Errorf("sledge: %v: %s", err, errOut.String())
+		}
+		var r struct {
+			TPS          float64 `json:"tps"`
+			Transactions int64   `json:"transactions"`
+			Failed       int64   `json:"failed"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			return sample{}, fmt.Errorf("sledge output not understood: %v", err)
+		}
+		s := sample{tps: r.TPS, txns: r.Transactions}
+		s.cpuUs = cpuUs(cmd.ProcessState) / float64(s.txns)
+		return s, nil
+	}
+
+	fmt.Printf("PostgreSQL %s over %s; settings %v\n", settings["server_version"], transport, settings)
+	fmt.Printf("pgbench -n -M prepared -c %d -j %d -T %d  vs  sledge run tpcb --mode prepared -c %d -T %d; %d rounds each, alternating\n\n",
+		clients, threads, seconds, clients, seconds, rounds)
+	fmt.Println("| builtin | round | pgbench tps | sledge tps | pgbench CPU µs/txn | sledge CPU µs/txn |")
+	fmt.Println("|---|---|---|---|---|---|")
+	type pair struct{ pg, sl []sample }
+	results := map[string]*pair{}
+	for _, b := range builtins {
+		p := &pair{}
+		results[b] = p
+		for r := 1; r <= rounds; r++ {
+			// Alternate which tool goes first, so neither always gets the
+			// warmer cache.
+			order := []string{"pgbench", "sledge"}
+			if r%2 == 0 {
+				order = []string{"sledge", "pgbench"}
+			}
+			var pg, sl sample
+			for _, tool := range order {
+				if err := reset(); err != nil {
+					return err
+				}
+				var err error
+				if tool == "pgbench" {
+					pg, err = runPgbench(b)
+				} else {
+					sl, err = runSledge(b)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			p.pg, p.sl = append(p.pg, pg), append(p.sl, sl)
+			fmt.Printf("| %s | %d | %.0f | %.0f | %.1f | %.1f |\n", b, r, pg.tps, sl.tps, pg.cpuUs, sl.cpuUs)
+		}
+	}
+	fmt.Println("\n| builtin | median tps pgbench | median tps sledge | tps ratio sledge/pgbench (target ≥ 1.0) | median CPU µs/txn pgbench | median CPU µs/txn sledge | CPU ratio sledge/pgbench (target ≤ 1.0) |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, b := range builtins {
+		p := results[b]
+		pgT, slT := median(p.pg, func(s sample) float64 { return s.tps }), median(p.sl, func(s sample) float64 { return s.tps })
+		pgC, slC := median(p.pg, func(s sample) float64 { return s.cpuUs }), median(p.sl, func(s sample) float64 { return s.cpuUs })
+		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.1f | %.1f | %.2f |\n", b, pgT, slT, slT/pgT, pgC, slC, slC/pgC)
+	}
+	return nil
+}
+
+// cpuUs is a finished process's user + system CPU time in microseconds.
+func cpuUs(ps *os.ProcessState) float64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec)*1e6 + float64(t.Usec) }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func median(s []sample, f func(sample) float64) float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = f(s[i])
+	}
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
+}
