@@ -2,6 +2,8 @@ package script
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -139,5 +141,92 @@ END;
 	want := "select 'middle 3';|select 1 as x|select 4, ':undefined';|BEGIN;|select 1;|END;"
 	if got := strings.Join(conn.sent, "|"); got != want {
 		t.Errorf("sent\n%s\nwant\n%s", got, want)
+	}
+}
+
+// fakePipe is a fakeConn that pipelines, recording the pipeline calls;
+// endErr is what EndPipeline returns once.
+type fakePipe struct {
+	fakeConn
+	endErr error
+}
+
+func (f *fakePipe) StartPipeline(context.Context) error {
+	f.sent = append(f.sent, "START")
+	return nil
+}
+
+func (f *fakePipe) SyncPipeline(context.Context) error {
+	f.sent = append(f.sent, "SYNC")
+	return nil
+}
+
+func (f *fakePipe) EndPipeline(context.Context) error {
+	f.sent = append(f.sent, "END")
+	err := f.endErr
+	f.endErr = nil
+	return err
+}
+
+// TestPipelines covers what SQLite cannot: pipelines go through
+// workload.Pipeliner, and an error ends the pipeline. (\gset inside one
+// is refused by the parser already.)
+func TestPipelines(t *testing.T) {
+	const text = "\\set a 5\n\\startpipeline\nselect :a;\n\\syncpipeline\nselect 2;\n\\endpipeline\n"
+	cases := []struct {
+		name  string
+		text  string
+		proto workload.Protocol
+		conn  func() workload.ScriptConn
+		sent  string
+		err   string
+		isErr error
+	}{
+		{name: "extended", text: text, proto: workload.ProtoExtended, sent: "START|select $1;|SYNC|select 2;|END"},
+		{name: "prepared", text: text, proto: workload.ProtoPrepared, sent: "START|select $1;|SYNC|select 2;|END"},
+		{name: "a conflict at the end is retryable", text: text, proto: workload.ProtoExtended,
+			conn: func() workload.ScriptConn {
+				return &fakePipe{fakeConn: fakeConn{record: true}, endErr: fmt.Errorf("conflict: %w", workload.ErrRetry)}
+			},
+			sent: "START|select $1;|SYNC|select 2;|END", err: "script p.sql command 6 (line 6): conflict", isErr: workload.ErrRetry},
+		{name: "an error inside a pipeline ends it", text: "\\startpipeline\nselect 1;\n\\set x 1 / 0\n\\endpipeline\n", proto: workload.ProtoExtended,
+			sent: "START|select 1;|END", err: "script p.sql command 3 (line 3): division by zero"},
+		{name: "simple protocol", text: text, proto: workload.ProtoSimple,
+			sent: "", err: "script p.sql command 2 (line 2): cannot use pipeline mode with the simple query protocol"},
+		{name: "a database without pipelines", text: text, proto: workload.ProtoExtended,
+			conn: func() workload.ScriptConn { return &fakeConn{record: true} },
+			sent: "", err: `script p.sql command 2 (line 2): this database cannot pipeline (\startpipeline)`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := pgbench.Parse("p.sql", c.text)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := &Workload{scripts: []*pgbench.Script{s}, builtin: []bool{false}, proto: c.proto, stderr: &lockedWriter{}}
+			var conn workload.ScriptConn = &fakePipe{fakeConn: fakeConn{record: true}}
+			if c.conn != nil {
+				conn = c.conn()
+			}
+			err = w.NewTerminal(0, 1, 1).Next().Run(context.Background(), conn)
+			switch {
+			case c.err == "" && err != nil:
+				t.Fatal(err)
+			case c.err != "" && (err == nil || !strings.HasPrefix(err.Error(), c.err)):
+				t.Fatalf("err = %v, want %q", err, c.err)
+			case c.isErr != nil && !errors.Is(err, c.isErr):
+				t.Errorf("err = %v, want errors.Is %v", err, c.isErr)
+			}
+			var sent []string
+			switch f := conn.(type) {
+			case *fakePipe:
+				sent = f.sent
+			case *fakeConn:
+				sent = f.sent
+			}
+			if got := strings.Join(sent, "|"); got != c.sent {
+				t.Errorf("sent %q, want %q", got, c.sent)
+			}
+		})
 	}
 }
