@@ -100,8 +100,15 @@ func (c *conn) checkProcedures(ctx context.Context) error {
 		c.d.procsOK.Store(c.w, true)
 		return nil
 	}
+	// Is the schema built? The workload's "schema.built" statement, or for
+	// workloads without one (tpcc) the rows of sledge_meta, which its
+	// build loads last.
+	built, ok := c.text["schema.built"]
+	if !ok {
+		built = "SELECT COUNT(*) FROM sledge_meta"
+	}
 	var rows int
-	err := c.c.QueryRowContext(ctx, "SELECT COUNT(*) FROM sledge_meta").Scan(&rows)
+	err := c.c.QueryRowContext(ctx, built).Scan(&rows)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == erNoSuchTable {
 		return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -40,8 +41,29 @@ func isTimeout(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// routineNames are the procedure-mode routines procedures.sql creates.
+// routineNames are TPC-C's routines (sql/tpcc/procedures.sql), as the
+// statement test lists them. Connect finds any workload's routines from
+// its "<tx>.call" statements instead (callRoutines).
 var routineNames = []string{"neword", "payment", "delivery", "slev", "ostat"}
+
+// callRoutine finds the routine a "<tx>.call" statement calls:
+// SELECT name(…) or CALL name(…).
+var callRoutine = regexp.MustCompile(`(?i)^\s*(?:SELECT|CALL)\s+([a-z_][a-z0-9_]*)\s*\(`)
+
+// callRoutines are the routines procedure mode calls for a workload: those
+// its "<tx>.call" statements name, lower-cased and sorted.
+func callRoutines(text map[string]string) []string {
+	var out []string
+	for name, q := range text {
+		if strings.HasSuffix(name, ".call") {
+			if m := callRoutine.FindStringSubmatch(q); m != nil {
+				out = append(out, strings.ToLower(m[1]))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
 
 // Connect opens one virtual user's session on its own connection. In
 // procedure mode it first makes sure the routines the URL asks for
@@ -69,7 +91,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 			// CALL texts: the function's arguments plus the INOUT result.
 			c.text = procedureCalls(text)
 		}
-		if err := d.checkRoutines(ctx, pc); err != nil {
+		if err := d.checkRoutines(ctx, pc, text); err != nil {
 			_ = pc.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
@@ -84,30 +106,31 @@ func procedureCalls(text map[string]string) map[string]string {
 	for k, v := range text {
 		out[k] = v
 	}
-	for _, r := range routineNames {
-		if p, ok := text[r+".call_procedure"]; ok {
-			out[r+".call"] = p
+	for k, v := range text {
+		if tx, ok := strings.CutSuffix(k, ".call_procedure"); ok {
+			out[tx+".call"] = v
 		}
 	}
 	return out
 }
 
 // checkRoutines fails when the schema is built but a routine procedure
-// mode needs is missing: the functions, and with routines=procedures also
-// the procedures (which call the functions). Without a schema (before build
-// creates the routines, or run on an empty database) it says nothing: the
-// workload reports the missing schema itself.
-func (d *DB) checkRoutines(ctx context.Context, c *pgx.Conn) error {
+// mode needs is missing: the functions the workload's "<tx>.call"
+// statements name, and with routines=procedures also the procedures of
+// the same names (which call the functions). Without a schema (before
+// build creates the routines, or run on an empty database) it says
+// nothing: the workload reports the missing schema itself.
+func (d *DB) checkRoutines(ctx context.Context, c *pgx.Conn, text map[string]string) error {
+	names := callRoutines(text)
+	if len(names) == 0 {
+		return nil
+	}
 	var found []string // "f neword", "p neword"
-	var built bool
-	err := c.QueryRow(ctx, `SELECT coalesce(array_agg(prokind::text || ' ' || proname::text), '{}'), to_regclass('sledge_meta') IS NOT NULL
+	err := c.QueryRow(ctx, `SELECT coalesce(array_agg(prokind::text || ' ' || proname::text), '{}')
 FROM pg_proc WHERE prokind IN ('f', 'p') AND proname = ANY($1) AND pg_function_is_visible(oid)`,
-		routineNames).Scan(&found, &built)
+		names).Scan(&found)
 	if err != nil {
 		return fmt.Errorf("postgres: look up routines: %w", classify(err))
-	}
-	if !built {
-		return nil
 	}
 	kinds := []string{"function"}
 	if d.routines == Procedures {
@@ -115,7 +138,7 @@ FROM pg_proc WHERE prokind IN ('f', 'p') AND proname = ANY($1) AND pg_function_i
 	}
 	var missing []string
 	for _, k := range kinds {
-		for _, r := range routineNames {
+		for _, r := range names {
 			if !slices.Contains(found, k[:1]+" "+r) {
 				missing = append(missing, k+" "+r)
 			}
@@ -124,8 +147,32 @@ FROM pg_proc WHERE prokind IN ('f', 'p') AND proname = ANY($1) AND pg_function_i
 	if len(missing) == 0 {
 		return nil
 	}
+	if built, err := schemaBuilt(ctx, c, text); err != nil || !built {
+		return err
+	}
 	return fmt.Errorf("postgres: --mode procedure (routines=%s) needs routines missing from database %q: %s; rebuild with `sledge drop` then `sledge build`, or use --mode client or prepared",
 		d.routines, d.cfg.Database, strings.Join(missing, ", "))
+}
+
+// schemaBuilt reports whether the workload's build has loaded its data:
+// the workload's "schema.built" statement, or for workloads without one
+// (tpcc) the rows of sledge_meta, which its build loads last. A missing
+// table means no.
+func schemaBuilt(ctx context.Context, c *pgx.Conn, text map[string]string) (bool, error) {
+	q, ok := text["schema.built"]
+	if !ok {
+		q = "SELECT count(*) FROM sledge_meta"
+	}
+	var n int64
+	err := c.QueryRow(ctx, q).Scan(&n)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == codeUndefinedTab {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("postgres: look for a built schema: %w", classify(err))
+	}
+	return n > 0, nil
 }
 
 // conn is one session: its own pgx.Conn, whose query mode is the session's

@@ -2,5 +2,6 @@
 // one folder and one line here.
 package all
 
-import _ "github.com/sledge-bench/sledge/internal/workload/tpcc" // TPC-C
+import _ "github.com/sledge-bench/sledge/internal/workload/tpcc"   // TPC-C
 import _ "github.com/sledge-bench/sledge/internal/workload/script" // pgbench script files
+import _ "github.com/sledge-bench/sledge/internal/workload/tpcb"   // pgbench's TPC-B-like builtins
