@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 
@@ -453,6 +454,27 @@ func TestScriptPipeline(t *testing.T) {
 	}
 }
 
+// Cancelling the context interrupts a command in flight; a context done
+// already fails at once.
+func TestScriptCancel(t *testing.T) {
+	d, _ := scriptDB(t)
+	for _, p := range protocols {
+		ctx, cancel := context.WithCancel(context.Background())
+		c := connectScript(t, ctx, d, p)
+		mustRun(t, c, sqlq(t, p, 1, "SELECT 1"))
+		start := time.Now()
+		time.AfterFunc(100*time.Millisecond, cancel)
+		err := c.RunSQL(ctx, sqlq(t, p, 2, "SELECT pg_sleep(10)"), nil)
+		if !errors.Is(err, context.Canceled) || time.Since(start) > 5*time.Second {
+			t.Errorf("%s: err = %v after %v, want context.Canceled at once", p, err, time.Since(start))
+		}
+		if err := c.RunSQL(ctx, sqlq(t, p, 1, "SELECT 1"), nil); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: with a cancelled context: %v", p, err)
+		}
+		_ = c.Rollback(ctx)
+	}
+}
+
 func TestScriptSupports(t *testing.T) {
 	d, _ := scriptDB(t)
 	for _, p := range protocols {
@@ -496,28 +518,41 @@ func TestScriptConnectError(t *testing.T) {
 }
 
 // BenchmarkRunSQLPrepared is the hot path of a pgbench TPC-B script in
-// prepared mode: one UPDATE with two integer values.
+// prepared mode: one UPDATE with two integer values, with each way of
+// waiting for the socket (URL option io).
 func BenchmarkRunSQLPrepared(b *testing.B) {
-	d, _ := scriptDB(b)
-	ctx := context.Background()
-	c := connectScript(b, ctx, d, workload.ProtoPrepared)
+	d, u := scriptDB(b)
+	// Cancellable, as the engine's is: pgconn would watch it at every call.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	p := workload.ProtoPrepared
-	mustRun(b, c, sqlq(b, p, 1, "CREATE TABLE pgbench_accounts (aid int PRIMARY KEY, abalance int)"))
-	mustRun(b, c, sqlq(b, p, 2, "INSERT INTO pgbench_accounts SELECT g, 0 FROM generate_series(1, 1000) g"))
-	q := &workload.SQLQuery{ID: 3, Text: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2", Args: []any{int64(0), int64(0)}}
+	setup := connectScript(b, ctx, d, p)
+	mustRun(b, setup, sqlq(b, p, 1, "CREATE TABLE pgbench_accounts (aid int PRIMARY KEY, abalance int)"))
+	mustRun(b, setup, sqlq(b, p, 2, "INSERT INTO pgbench_accounts SELECT g, 0 FROM generate_series(1, 1000) g"))
 	// The values are boxed beforehand: the interpreter keeps its variables
 	// as values already, and boxing is not RunSQL's cost.
 	deltas, aids := make([]any, 1000), make([]any, 1000)
 	for i := range 1000 {
 		deltas[i], aids[i] = int64(i*7%5000-2500), int64(i+1)
 	}
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		i++
-		q.Args[0], q.Args[1] = deltas[i*13%1000], aids[i%1000]
-		if err := c.RunSQL(ctx, q, nil); err != nil {
-			b.Fatal(err)
-		}
+	for _, io := range []string{"blocking", "poller"} {
+		b.Run("io="+io, func(b *testing.B) {
+			od, err := db.Open(ctx, u+"?io="+io)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer od.Close()
+			c := connectScript(b, ctx, od.(db.ScriptDB), p)
+			q := &workload.SQLQuery{ID: 3, Text: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2", Args: []any{int64(0), int64(0)}}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				i++
+				q.Args[0], q.Args[1] = deltas[i*13%1000], aids[i%1000]
+				if err := c.RunSQL(ctx, q, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
