@@ -9,25 +9,30 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Faults for reliability tests (docs/reliability.md). They act on this
 // server's own processes only: other test packages run private servers of
 // their own at the same time, and those are never touched.
 
-// Restart stops the server and starts it again on the same data
+// Restart stops the server and starts it again at once on the same data
 // directory, port and socket, and returns once it accepts connections.
 // Every open connection is lost (PostgreSQL: a fast shutdown, which
 // terminates the sessions with SQLSTATE 57P01; MariaDB: a clean shutdown
 // by SIGTERM). A paused server is resumed first.
-func (s *Server) Restart(ctx context.Context) error {
+func (s *Server) Restart(ctx context.Context) error { return s.RestartAfter(ctx, 0) }
+
+// RestartAfter is Restart with the server down for d between the stop and
+// the start, as a real restart often is: connections are refused then.
+func (s *Server) RestartAfter(ctx context.Context, d time.Duration) error {
 	if s == nil || s.restart == nil {
 		return errors.New("testdb: restart: the server is not running")
 	}
 	if err := s.Resume(); err != nil {
 		return err
 	}
-	return s.restart(ctx)
+	return s.restart(ctx, d)
 }
 
 // PID is the server's main process: the postmaster, or mariadbd.

@@ -116,6 +116,25 @@ func TestPostgresRestartPause(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// Down for a second: connections are refused meanwhile.
+	restarted := make(chan error, 1)
+	go func() { restarted <- srv.RestartAfter(ctx, time.Second) }()
+	time.Sleep(500 * time.Millisecond)
+	if c3, err := pgx.Connect(ctx, u); err == nil {
+		c3.Close(ctx)
+		t.Error("connected to a server that is down")
+	}
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
+	}
+	c.Close(ctx)
+	if c, err = pgx.Connect(ctx, u); err != nil {
+		t.Fatalf("after RestartAfter: %v", err)
+	}
+	if err := query(c, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := srv.Pause(); err != nil {
 		t.Fatal(err)
 	}
@@ -222,6 +241,16 @@ func TestMariaDBRestartPause(t *testing.T) {
 			t.Errorf("over %s after the restart: %v", addr.net, err)
 		}
 		d.Close()
+	}
+	// Down for a second: connections are refused meanwhile.
+	restarted := make(chan error, 1)
+	go func() { restarted <- srv.RestartAfter(ctx, time.Second) }()
+	time.Sleep(500 * time.Millisecond)
+	if err := db.PingContext(ctx); err == nil {
+		t.Error("connected to a server that is down")
+	}
+	if err := <-restarted; err != nil {
+		t.Fatal(err)
 	}
 	c, err = db.Conn(ctx)
 	if err != nil {

@@ -136,9 +136,14 @@ func StartMariaDB(ctx context.Context) (*Server, error) {
 		mu.Unlock()
 		return stopMariaDB(c, ex, srv.Socket)
 	}
-	srv.restart = func(ctx context.Context) error {
+	srv.restart = func(ctx context.Context, down time.Duration) error {
 		if err := srv.stop(); err != nil {
 			return err
+		}
+		select {
+		case <-time.After(down):
+		case <-ctx.Done():
+			return ctx.Err()
 		}
 		return launch(ctx, true)
 	}

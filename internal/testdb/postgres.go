@@ -156,10 +156,19 @@ func startPostgres(ctx context.Context, bin, dir string) (*Server, error) {
 		}
 		return nil
 	}
-	// A fast shutdown and a start with the options pg_ctl kept in
-	// postmaster.opts: same data directory, port and socket.
-	s.restart = func(ctx context.Context) error {
-		if out, err := run(ctx, "pg_ctl", "-D", data, "-l", logFile, "-m", "fast", "-w", "-t", wait, "restart"); err != nil {
+	// A fast shutdown, the server down for a while, and a start with the
+	// same options: same data directory, port and socket.
+	s.restart = func(ctx context.Context, down time.Duration) error {
+		if err := s.stop(); err != nil {
+			return err
+		}
+		select {
+		case <-time.After(down):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if out, err := run(ctx, "pg_ctl", "-D", data, "-l", logFile, "-w", "-t", wait,
+			"-o", strings.Join(opts, " "), "start"); err != nil {
 			logTail, _ := os.ReadFile(logFile)
 			return fmt.Errorf("postgres: restart: %w: %s %s", err, pgTail(out, 3), pgTail(logTail, 5))
 		}

@@ -16,6 +16,7 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Server is a running private server.
@@ -32,7 +33,7 @@ type Server struct {
 
 	// Fault injection (faults.go): restart stops and starts the server on
 	// the same data directory, port and socket; pid is its main process.
-	restart func(ctx context.Context) error
+	restart func(ctx context.Context, down time.Duration) error
 	pid     func() (int, error)
 	faultMu sync.Mutex
 	paused  []int // processes stopped by Pause, for Resume
