@@ -30,7 +30,7 @@ import (
 
 // erCheckRead is MariaDB's "Record has changed since last read": the
 // serialization failure of innodb_snapshot_isolation (REPEATABLE READ
-// that refuses lost updates, MariaDB 10.6.18+, default ON from 11.8).
+// that refuses lost updates; MariaDB 10.6.18 and later).
 const erCheckRead = 1020
 
 var (

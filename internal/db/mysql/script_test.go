@@ -397,6 +397,32 @@ func TestScriptDeadlockIsRetry(t *testing.T) {
 	}
 }
 
+// MariaDB's snapshot isolation refuses a lost update with error 1020,
+// its serialization failure: ErrRetry, as PostgreSQL's 40001.
+func TestScriptSnapshotConflictIsRetry(t *testing.T) {
+	d := scriptDB(t, "sledge_script_snapshot")
+	ctx := context.Background()
+	p := workload.ProtoPrepared
+	a, b := connectScript(t, ctx, d, p), connectScript(t, ctx, d, p)
+	mustRun(t, a, sqlq(t, p, 1, "CREATE TABLE sn (k INT PRIMARY KEY, v INT)"))
+	mustRun(t, a, sqlq(t, p, 2, "INSERT INTO sn VALUES (1, 0)"))
+	if _, err := run(t, a, sqlq(t, workload.ProtoSimple, 3, "SET SESSION innodb_snapshot_isolation = ON")); err != nil {
+		t.Skipf("no innodb_snapshot_isolation on this server: %v", err)
+	}
+	mustRun(t, a, sqlq(t, p, 4, "BEGIN"))
+	mustRun(t, a, sqlq(t, p, 5, "SELECT v FROM sn WHERE k = ?", int64(1))) // a's snapshot
+	upd := sqlq(t, p, 6, "UPDATE sn SET v = v + 1 WHERE k = ?", int64(1))
+	mustRun(t, b, upd)
+	_, err := run(t, a, upd)
+	var me *gomysql.MySQLError
+	if !errors.Is(err, workload.ErrRetry) || !errors.As(err, &me) || me.Number != 1020 {
+		t.Fatalf("err = %v, want a retryable 1020", err)
+	}
+	if err := a.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A missing table is ErrNoSchema in every protocol.
 func TestScriptNoSchema(t *testing.T) {
 	d := scriptDB(t, "sledge_script_noschema")

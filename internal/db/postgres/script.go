@@ -420,7 +420,8 @@ func (c *scriptConn) StartPipeline(ctx context.Context) error {
 		return c.fail("\\startpipeline", err)
 	}
 	p := c.pc.StartPipeline(context.Background()) // watched above
-	if _, err := p.GetResults(); err != nil {     // a pipeline that could not start says so here
+	// A pipeline that could not start says so here.
+	if _, err := p.GetResults(); err != nil {
 		_ = p.Close()
 		return c.fail("\\startpipeline", err)
 	}
