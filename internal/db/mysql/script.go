@@ -37,6 +37,7 @@ var (
 	_ db.ScriptDB         = (*DB)(nil)
 	_ workload.ScriptConn = (*scriptConn)(nil)
 	_ metrics.Wired       = (*scriptConn)(nil)
+	_ workload.Breakable  = (*scriptConn)(nil)
 )
 
 var (
@@ -103,6 +104,9 @@ type scriptConn struct {
 }
 
 func (c *scriptConn) Wire() *metrics.WireCounts { return c.wire }
+
+// Broken reports whether the session's connection is unusable (connlost.go).
+func (c *scriptConn) Broken() bool { return !sessionUsable(c.c) }
 
 // Mode is client for the simple protocol (values in the text), prepared
 // otherwise (values bound).
@@ -300,7 +304,7 @@ func (c *scriptConn) Close(ctx context.Context) error {
 // deadlocks and serialization failures; not for a lock wait timeout.
 // ErrNoSchema for a missing table. The message is one line.
 func (c *scriptConn) fail(text string, err error) error {
-	if isNetErr(err) {
+	if isNetErr(err) && !lostConnection(err) { // connlost.go
 		return c.d.connErr(err)
 	}
 	return &scriptError{db.OpError{DB: "mysql", Op: "exec", Stmt: db.FirstLine(strings.TrimSpace(text)), Err: err, Kind: scriptKind(err)}}
@@ -308,6 +312,9 @@ func (c *scriptConn) fail(text string, err error) error {
 
 // scriptKind is the workload sentinel for a script command's error.
 func scriptKind(err error) error {
+	if lostConnection(err) { // connlost.go: the engine reconnects
+		return workload.ErrConnLost
+	}
 	var me *mysql.MySQLError
 	if !errors.As(err, &me) {
 		return nil

@@ -464,6 +464,25 @@ func TestScriptSupports(t *testing.T) {
 	}
 }
 
+// A session whose connection the server kills fails with ErrConnLost and
+// says it is broken, so the engine reconnects.
+func TestScriptConnLost(t *testing.T) {
+	d := scriptDB(t, "sledge_script_connlost")
+	ctx := context.Background()
+	for _, p := range protocols {
+		c := connectScript(t, ctx, d, p)
+		id := mustRun(t, c, sqlq(t, p, 1, "SELECT CONNECTION_ID() AS id"))[0].Last[0].(string)
+		admin(t, need(t), "KILL CONNECTION "+id)
+		_, err := run(t, c, sqlq(t, p, 2, "SELECT 1"))
+		if !errors.Is(err, workload.ErrConnLost) || errors.Is(err, workload.ErrRetry) {
+			t.Errorf("%s: err = %v, want ErrConnLost", p, err)
+		}
+		if b, ok := c.(workload.Breakable); !ok || !b.Broken() {
+			t.Errorf("%s: the session does not say it is broken", p)
+		}
+	}
+}
+
 // A session that cannot log in says so on one line without the password.
 func TestScriptConnectError(t *testing.T) {
 	s := need(t)

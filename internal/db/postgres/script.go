@@ -563,7 +563,9 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 // PostgreSQL's message with its SQLSTATE.
 func (c *scriptConn) fail(text string, err error) error {
 	if w := c.watched; w != nil && w.Err() != nil && !errors.Is(err, w.Err()) {
-		err = fmt.Errorf("interrupted: %w (%w)", w.Err(), err) // the socket's deadline, see watch
+		// The socket's deadline (see watch) failed the call: a cancelled
+		// run, not a lost connection.
+		err = fmt.Errorf("interrupted: %w (%v)", w.Err(), err)
 	}
 	return &db.OpError{DB: "postgres", Op: "exec", Stmt: db.FirstLine(strings.TrimSpace(text)), Err: err, Kind: scriptKind(err)}
 }
