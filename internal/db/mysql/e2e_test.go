@@ -168,7 +168,7 @@ func TestRunAndCheck(t *testing.T) {
 					Types []struct {
 						Name      string `json:"name"`
 						Rollbacks int64  `json:"rollbacks"`
-					} `json:"transactions"`
+					} `json:"types"`
 				}
 				if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
 					t.Fatalf("summary: %v: %s", err, stdout)

@@ -73,7 +73,7 @@ func TestCLICostPerTransaction(t *testing.T) {
 		Types  []struct {
 			Count  int64 `json:"count"`
 			PerTxn *cost `json:"per_txn"`
-		} `json:"transactions"`
+		} `json:"types"`
 		Server *struct {
 			BytesSent     float64 `json:"bytes_sent"`
 			BytesReceived float64 `json:"bytes_received"`

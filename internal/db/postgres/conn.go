@@ -86,6 +86,9 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		return nil, err
 	}
 	c := &conn{c: pc, mode: m, w: w, text: text, wire: metrics.WireFrom(ctx)}
+	if d.fast {
+		c.f = newFast(pc.PgConn(), m == workload.ModeClient)
+	}
 	if m == workload.ModeProcedure {
 		if d.routines == Procedures {
 			// CALL texts: the function's arguments plus the INOUT result.
@@ -184,6 +187,7 @@ type conn struct {
 	text map[string]string // shared by every session; read only
 	inTx bool
 	wire *metrics.WireCounts // the dial counted into it (wire.go); nil: not counted
+	f    *fast               // the pgconn path (fast.go); nil: pgx for everything
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }
@@ -200,6 +204,13 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 	if err != nil {
 		return 0, err
 	}
+	if c.f != nil && encodable(args) {
+		n, err := c.f.exec(ctx, name, q, args)
+		if err != nil {
+			return 0, wrap("exec", name, err)
+		}
+		return n, nil
+	}
 	tag, err := c.c.Exec(ctx, q, args...)
 	if err != nil {
 		return 0, wrap("exec", name, err)
@@ -212,6 +223,13 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 	if err != nil {
 		return &row{err: err}
 	}
+	if c.f != nil && encodable(args) {
+		rs, err := c.f.query(ctx, name, q, args)
+		if err != nil {
+			return &fastRow{err: wrap("query", name, err)}
+		}
+		return &fastRow{rows: rs}
+	}
 	return &row{r: c.c.QueryRow(ctx, q, args...), name: name}
 }
 
@@ -219,6 +237,13 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 	q, err := c.sql(name)
 	if err != nil {
 		return nil, err
+	}
+	if c.f != nil && encodable(args) {
+		rs, err := c.f.query(ctx, name, q, args)
+		if err != nil {
+			return nil, wrap("query", name, err)
+		}
+		return rs, nil
 	}
 	rs, err := c.c.Query(ctx, q, args...)
 	if err != nil {
@@ -239,7 +264,7 @@ func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx co
 	if opts.ReadOnly {
 		begin = "BEGIN READ ONLY"
 	}
-	if _, err := c.c.Exec(ctx, begin); err != nil {
+	if err := c.simple(ctx, begin); err != nil {
 		return wrap("begin", "", err)
 	}
 	c.inTx = true
@@ -247,7 +272,7 @@ func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx co
 	if err := fn(ctx); err != nil {
 		return c.rollback(ctx, err)
 	}
-	if _, err := c.c.Exec(ctx, "COMMIT"); err != nil {
+	if err := c.simple(ctx, "COMMIT"); err != nil {
 		return c.rollback(ctx, wrap("commit", "", err))
 	}
 	return nil
@@ -259,13 +284,25 @@ func (c *conn) rollback(ctx context.Context, err error) error {
 	if c.c.IsClosed() {
 		return err
 	}
-	if _, rerr := c.c.Exec(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
+	if rerr := c.simple(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
 		return fmt.Errorf("%w (and rollback failed: %w)", err, classify(rerr))
 	}
 	return err
 }
 
+// simple sends a statement without arguments by the simple protocol.
+func (c *conn) simple(ctx context.Context, q string) error {
+	if c.f != nil {
+		return c.f.simpleExec(ctx, q)
+	}
+	_, err := c.c.Exec(ctx, q)
+	return err
+}
+
 func (c *conn) Close(ctx context.Context) error {
+	if c.f != nil {
+		c.f.close()
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return c.c.Close(ctx)

@@ -78,6 +78,16 @@ type driver struct{}
 // Open parses the URL; it does not connect, so build can create a missing
 // database first (EnsureDatabase).
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
+	fastPath := true
+	if v := u.Query()["api"]; len(v) > 0 {
+		switch {
+		case len(v) == 1 && v[0] == "pgconn":
+		case len(v) == 1 && v[0] == "pgx":
+			fastPath = false
+		default:
+			return nil, fmt.Errorf("postgres URL: bad value %q for api: use pgconn or pgx", strings.Join(v, ","))
+		}
+	}
 	cfg, routines, err := parseURL(u)
 	if err != nil {
 		return nil, err
@@ -86,6 +96,7 @@ func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
 		cfg:      cfg,
 		routines: routines,
 		files:    db.SQLFiles{FS: sqlFS},
+		fast:     fastPath,
 	}, nil
 }
 
@@ -108,6 +119,7 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 		}
 		q.Del("routines")
 	}
+	q.Del("api") // read by Open
 	blocking, err := db.IOOption(q, "postgres")
 	if err != nil {
 		return nil, 0, err
@@ -150,6 +162,10 @@ type DB struct {
 	closed  bool
 
 	named db.NamedCache // workload -> statement -> SQL, parsed once
+
+	// fast runs virtual users' named statements on pgconn directly
+	// (fast.go); URL option api=pgx turns it off, for comparison.
+	fast bool
 }
 
 var (

@@ -57,7 +57,7 @@ type costRun struct {
 		Name   string `json:"name"`
 		Count  int64  `json:"count"`
 		PerTxn *cost  `json:"per_txn"`
-	} `json:"transactions"`
+	} `json:"types"`
 }
 
 type cost struct {

@@ -1,0 +1,66 @@
+package postgres
+
+import (
+	"context"
+	"net"
+	"sync/atomic"
+	"time"
+)
+
+// watcher makes the cancellation of a session's context interrupt the
+// session's I/O. pgconn would watch every call's context itself, at
+// several allocations a call (a context.AfterFunc and a channel); a
+// virtual user runs every statement under the same context, so it is
+// registered once per context here and pgconn gets one it need not watch.
+//
+// A cancellation interrupts only a call in flight (busy): it sets the
+// socket's deadline in the past, as pgconn's own handler does, and that
+// connection is not used again. A context cancelled between calls (a
+// probe's timeout that ended after its query) leaves the connection
+// alone; the next call under it fails at once with ctx.Err().
+type watcher struct {
+	watched context.Context
+	stop    func() bool
+	busy    atomic.Bool
+}
+
+// begin starts a call under ctx; end must follow. It returns ctx's error
+// when ctx is done already.
+func (w *watcher) begin(ctx context.Context, nc net.Conn) error {
+	w.busy.Store(true)
+	if err := ctx.Err(); err != nil {
+		w.busy.Store(false)
+		return err
+	}
+	if ctx.Done() == nil || ctx == w.watched {
+		return nil
+	}
+	if w.stop != nil {
+		w.stop()
+	}
+	w.watched = ctx
+	w.stop = context.AfterFunc(ctx, func() {
+		if w.busy.Load() {
+			_ = nc.SetDeadline(time.Now())
+		}
+	})
+	return nil
+}
+
+// end ends the call begun by begin.
+func (w *watcher) end() { w.busy.Store(false) }
+
+// interrupted reports whether the watched context is done: then an I/O
+// error of the call is the interruption's doing.
+func (w *watcher) interrupted() error {
+	if w.watched != nil {
+		return w.watched.Err()
+	}
+	return nil
+}
+
+func (w *watcher) close() {
+	if w.stop != nil {
+		w.stop()
+	}
+}
