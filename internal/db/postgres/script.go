@@ -97,10 +97,9 @@ type scriptConn struct {
 	pipe *pgconn.Pipeline // between StartPipeline and EndPipeline
 	ops  []pipeOp         // what the pipeline queued, in order
 
-	// watched is the context whose cancellation interrupts the session's
-	// I/O (watch); stopWatch unregisters that.
-	watched   context.Context
-	stopWatch func() bool
+	// w makes the cancellation of the VU's context interrupt a call in
+	// flight (watch.go); a pipeline is in flight from start to end.
+	w watcher
 }
 
 // scriptStmt is a statement prepared on the session. sd is nil while its
@@ -160,39 +159,16 @@ func (c *scriptConn) InTransaction() bool {
 	return s == 'T' || s == 'E'
 }
 
-// watch makes the cancellation of ctx interrupt the session's I/O, and
-// returns ctx's error when it is done already. pgconn would watch each
-// call's context itself, at five allocations a call (a context.AfterFunc
-// and a channel); a virtual user runs every command under the same
-// context, so it is watched once here and pgconn gets one it need not
-// watch. A cancellation sets the socket's deadline in the past, as
-// pgconn's own handler does: the call in flight fails and the connection
-// is not used again (a run is ending).
-func (c *scriptConn) watch(ctx context.Context) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if ctx.Done() == nil || ctx == c.watched {
-		return nil
-	}
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
-	nc := c.pc.Conn()
-	c.watched = ctx
-	c.stopWatch = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
-	return nil
-}
-
 // RunSQL sends q by the session's protocol and reads all of its results.
 func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
-	if err := c.watch(ctx); err != nil {
+	if c.pipe != nil {
+		return c.queue(q, keep) // in flight since StartPipeline
+	}
+	if err := c.w.begin(ctx, c.pc.Conn()); err != nil {
 		return c.fail(q.Text, err)
 	}
-	ctx = context.Background() // watched above
-	if c.pipe != nil {
-		return c.queue(q, keep)
-	}
+	defer c.w.end()
+	ctx = context.Background() // watched by begin
 	switch c.proto {
 	case workload.ProtoSimple:
 		if len(q.Args) > 0 {
@@ -399,9 +375,7 @@ func (c *scriptConn) Rollback(ctx context.Context) error {
 
 // Close closes the connection (the server ends an open transaction).
 func (c *scriptConn) Close(ctx context.Context) error {
-	if c.stopWatch != nil {
-		c.stopWatch()
-	}
+	c.w.close()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return c.c.Close(ctx)
@@ -416,13 +390,14 @@ func (c *scriptConn) StartPipeline(ctx context.Context) error {
 	if c.pipe != nil {
 		return errors.New("postgres: \\startpipeline inside a pipeline")
 	}
-	if err := c.watch(ctx); err != nil {
+	if err := c.w.begin(ctx, c.pc.Conn()); err != nil {
 		return c.fail("\\startpipeline", err)
 	}
-	p := c.pc.StartPipeline(context.Background()) // watched above
+	p := c.pc.StartPipeline(context.Background()) // watched by begin until EndPipeline
 	// A pipeline that could not start says so here.
 	if _, err := p.GetResults(); err != nil {
 		_ = p.Close()
+		c.w.end()
 		return c.fail("\\startpipeline", err)
 	}
 	c.pipe, c.ops = p, c.ops[:0]
@@ -480,6 +455,7 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 	}
 	p := c.pipe
 	c.pipe = nil
+	defer c.w.end() // in flight since StartPipeline
 	var first error
 	record := func(text string, err error) {
 		if first == nil {
@@ -562,10 +538,10 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 // undefined table. The message is one line: the command's first line and
 // PostgreSQL's message with its SQLSTATE.
 func (c *scriptConn) fail(text string, err error) error {
-	if w := c.watched; w != nil && w.Err() != nil && !errors.Is(err, w.Err()) {
-		// The socket's deadline (see watch) failed the call: a cancelled
+	if werr := c.w.interrupted(); werr != nil && !errors.Is(err, werr) {
+		// The socket's deadline (watch.go) failed the call: a cancelled
 		// run, not a lost connection.
-		err = fmt.Errorf("interrupted: %w (%v)", w.Err(), err)
+		err = fmt.Errorf("interrupted: %w (%v)", werr, err)
 	}
 	return &db.OpError{DB: "postgres", Op: "exec", Stmt: db.FirstLine(strings.TrimSpace(text)), Err: err, Kind: scriptKind(err)}
 }
