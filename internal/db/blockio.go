@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -62,7 +63,31 @@ type blockingConn struct {
 	mu            sync.Mutex // guards closed against Close racing a deadline
 	closed        bool
 	shut          bool // shut down by a deadline in the past
+	// The descriptor is closed only when no read or write is using it, so
+	// that a call racing Close can never touch a descriptor the process
+	// has reused for something else.
+	inflight  atomic.Int32
+	closing   atomic.Bool
+	closeOnce sync.Once
 }
+
+// acquire marks an I/O call in flight; false when the connection is closed.
+func (c *blockingConn) acquire() bool {
+	c.inflight.Add(1)
+	if c.closing.Load() {
+		c.release()
+		return false
+	}
+	return true
+}
+
+func (c *blockingConn) release() {
+	if c.inflight.Add(-1) == 0 && c.closing.Load() {
+		c.closeFD()
+	}
+}
+
+func (c *blockingConn) closeFD() { c.closeOnce.Do(func() { _ = syscall.Close(c.fd) }) }
 
 var errDeadline = os.ErrDeadlineExceeded
 
@@ -70,6 +95,10 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
+	if !c.acquire() {
+		return 0, net.ErrClosed
+	}
+	defer c.release()
 	for {
 		n, err := syscall.Read(c.fd, p)
 		switch {
@@ -90,6 +119,10 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 }
 
 func (c *blockingConn) Write(p []byte) (int, error) {
+	if !c.acquire() {
+		return 0, net.ErrClosed
+	}
+	defer c.release()
 	done := 0
 	for done < len(p) {
 		n, err := syscall.Write(c.fd, p[done:])
@@ -126,9 +159,14 @@ func (c *blockingConn) Close() error {
 		return nil
 	}
 	c.closed = true
-	// Shut down first so that a call blocked on another thread returns.
+	c.closing.Store(true)
+	// Shut down first so that a call blocked on another thread returns;
+	// the last call out closes the descriptor.
 	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
-	return syscall.Close(c.fd)
+	if c.inflight.Load() == 0 {
+		c.closeFD()
+	}
+	return nil
 }
 
 func (c *blockingConn) LocalAddr() net.Addr  { return c.local }

@@ -89,6 +89,7 @@ type config struct {
 	where     string // host:port or socket path, for messages
 	isolation string // key of isolations
 	load      string
+	blocking  bool // virtual users' sockets do blocking I/O (io=blocking, db.BlockingConn)
 }
 
 type driver struct{}
@@ -114,6 +115,9 @@ func parseURL(u *url.URL) (*config, error) {
 		return nil, fmt.Errorf("mysql URL: bad query: %w", err)
 	}
 	c := &config{isolation: defaultIsolation, load: defaultLoad}
+	if c.blocking, err = db.IOOption(q, "mysql"); err != nil {
+		return nil, err
+	}
 	params := url.Values{}
 	var unknown []string
 	socket := ""
@@ -143,7 +147,7 @@ func parseURL(u *url.URL) (*config, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		known := append([]string{"isolation", "load", "socket"}, driverParams...)
+		known := append([]string{"io", "isolation", "load", "socket"}, driverParams...)
 		sort.Strings(known)
 		return nil, fmt.Errorf("mysql URL: unknown parameter %s: known are %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
