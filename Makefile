@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test servers vet unit build bench bench-servers bench-go bench-sqlite-drivers fuzz clean
+.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-go bench-sqlite-drivers fuzz clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -36,12 +36,18 @@ build:
 	$(GO) build -o bin/sledge ./cmd/sledge
 
 ## bench: NOPM per mode on private PostgreSQL and MariaDB servers (2 and 4
-## VUs, one warehouse per VU) with build time per warehouse, then the SQLite
-## driver comparison. Figures go to docs/benchmarks.md by hand.
-bench: servers bench-servers bench-sqlite-drivers
+## VUs, one warehouse per VU) with build time per warehouse, sledge's tpcb
+## against pgbench on one private PostgreSQL, then the SQLite driver
+## comparison. Figures go to docs/benchmarks.md by hand.
+bench: servers bench-servers bench-pgbench bench-sqlite-drivers
 
 bench-servers:
 	$(GO) run ./internal/benchtool -vus 2,4 -rampup 5s -duration 30s
+
+# pgbench -M prepared -c 4 -j 2 against sledge run tpcb --mode prepared -c 4:
+# tpcb-like and select-only, 3 alternating rounds of 20 s each.
+bench-pgbench:
+	$(GO) run ./internal/benchtool/vspgbench -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/workload/tpcc/ ./internal/db/...
