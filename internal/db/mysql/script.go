@@ -145,6 +145,11 @@ func (c *scriptConn) InTransaction() bool { return c.inTx }
 // RunSQL sends q by the session's protocol and reads all of its results.
 func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
 	var err error
+	if t := mysqlSpelling(q.Text); t != q.Text {
+		qq := *q
+		qq.Text = t
+		q = &qq
+	}
 	switch c.proto {
 	case workload.ProtoSimple:
 		if len(q.Args) > 0 {
@@ -579,4 +584,31 @@ func appendFloat(b []byte, f float64, bits int) []byte {
 		return strconv.AppendFloat(b, f, 'f', -1, bits)
 	}
 	return strconv.AppendFloat(b, f, 'e', -1, bits)
+}
+
+// mysqlSpelling turns PostgreSQL's spellings of transaction control, which
+// pgbench's own builtins use (their last command is END;), into MySQL's:
+// END [WORK|TRANSACTION] is COMMIT, ABORT is ROLLBACK, BEGIN TRANSACTION
+// is START TRANSACTION. Same meaning, so the scripts pgbench runs run here
+// unmodified. Any other text is returned as it is.
+func mysqlSpelling(text string) string {
+	s := strings.TrimSpace(text)
+	if s == "" {
+		return text
+	}
+	switch s[0] {
+	case 'e', 'E', 'a', 'A', 'b', 'B':
+	default:
+		return text
+	}
+	s = strings.TrimSpace(strings.TrimSuffix(s, ";"))
+	switch strings.ToUpper(strings.Join(strings.Fields(s), " ")) {
+	case "END", "END WORK", "END TRANSACTION":
+		return "COMMIT"
+	case "ABORT", "ABORT WORK", "ABORT TRANSACTION":
+		return "ROLLBACK"
+	case "BEGIN TRANSACTION":
+		return "START TRANSACTION"
+	}
+	return text
 }
