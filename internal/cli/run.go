@@ -150,6 +150,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 				return usageErr("--protocol %s and --mode %s disagree: give one of them", p, mode)
 			}
 			mode = m
+			o.protocolName = "" // reported as the mode
 		}
 	}
 	if isScript {
@@ -163,6 +164,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return usageErr("%v", err)
 		}
 		sw.SetProtocol(proto)
+		o.protocolName = proto.String()
 		sw.SetPerCommand(o.perCommand)
 		sw.SetStderr(env.Stderr)
 	}
@@ -271,8 +273,12 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 
 	if !o.jsonOut {
-		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): mode %s, %d virtual user%s, %s, seed %d\n",
-			w.Name(), s.url, info.Driver, info.Version, info.Transport, mode, o.vus, plural(o.vus), scaleText(w), o.seed)
+		how := "mode " + mode.String()
+		if isScript {
+			how = "protocol " + proto.String()
+		}
+		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %d virtual user%s, %s, seed %d\n",
+			w.Name(), s.url, info.Driver, info.Version, info.Transport, how, o.vus, plural(o.vus), scaleText(w), o.seed)
 	}
 	live := engine.NewLive(plan)
 	o.job.sample(live)

@@ -335,8 +335,12 @@ func printSummary(out io.Writer, s *runSummary) {
 	if s.Scale != "" {
 		scale = ", " + s.Scale
 	}
-	fmt.Fprintf(out, "\n%s on %s %s (%s) · mode %s · %d virtual user%s%s · seed %d\n",
-		s.Workload, s.Driver, s.DBVersion, s.Transport, s.Mode, s.VUs, plural(s.VUs), scale, s.Seed)
+	how := "mode " + s.Mode
+	if s.Protocol != "" {
+		how = "protocol " + s.Protocol
+	}
+	fmt.Fprintf(out, "\n%s on %s %s (%s) · %s · %d virtual user%s%s · seed %d\n",
+		s.Workload, s.Driver, s.DBVersion, s.Transport, how, s.VUs, plural(s.VUs), scale, s.Seed)
 	switch {
 	case s.MeasuredS == 0:
 		fmt.Fprintln(out, "nothing was measured: the run stopped before the measured interval began")
