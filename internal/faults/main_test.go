@@ -216,7 +216,7 @@ func (p *proc) waitErr(within time.Duration) (code int, took time.Duration, err 
 			<-p.done
 		}
 		return p.code, p.ended.Sub(p.started), fmt.Errorf("sledge %s still running %v after it started: killed\nstderr:\n%s",
-			strings.Join(p.cmd.Args[1:], " "), within, p.stderr.String())
+			p.cmd.Args[1], within, p.stderr.String())
 	}
 	return p.code, p.ended.Sub(p.started), nil
 }
