@@ -79,6 +79,8 @@ type sample struct {
 	rssKB   int64
 	threads int64
 	tps     string // the last -P progress line's rate, as printed
+	heapMB  int64  // live heap after the last GC (GODEBUG=gctrace=1), -1: none yet
+	gcs     int64  // GCs so far
 }
 
 func run(ctx context.Context, o options) (bool, error) {
@@ -137,7 +139,11 @@ func run(ctx context.Context, o options) (bool, error) {
 	}
 	fmt.Printf("soak: sledge %s\n", strings.Join(redactArgs(args, srv.Password), " "))
 	cmd := exec.Command(bin, args...)
-	cmd.Env = env
+	// The runtime's GC trace gives the live heap after each collection: RSS
+	// can grow while the heap does not (pages of memory allocated up front,
+	// such as the latency histograms, are touched only as values land in
+	// them), and the heap is what a leak would grow.
+	cmd.Env = append(env, "GODEBUG=gctrace=1")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout
 	errPipe, err := cmd.StderrPipe()
@@ -153,6 +159,7 @@ func run(ctx context.Context, o options) (bool, error) {
 	// The progress lines (-P) give each sample the throughput of the moment.
 	var mu sync.Mutex
 	lastTPS := ""
+	heapMB, gcs := int64(-1), int64(0)
 	var tail []string // the last stderr lines, for a failure
 	readDone := make(chan struct{})
 	go func() {
@@ -163,6 +170,9 @@ func run(ctx context.Context, o options) (bool, error) {
 			mu.Lock()
 			if tps, ok := progressTPS(line); ok {
 				lastTPS = tps
+			} else if live, ok := gcLive(line); ok {
+				heapMB = live
+				gcs++
 			} else {
 				tail = append(tail, line)
 				if len(tail) > 20 {
@@ -182,17 +192,17 @@ func run(ctx context.Context, o options) (bool, error) {
 	var samples []sample
 	tick := time.NewTicker(o.every)
 	defer tick.Stop()
-	fmt.Printf("\n| elapsed | RSS MiB | RSS KB | threads | tps (last -P line) |\n|---|---|---|---|---|\n")
+	fmt.Printf("\n| elapsed | RSS MiB | RSS KB | live heap MB (last GC) | GCs | threads | tps (last -P line) |\n|---|---|---|---|---|---|---|\n")
 	record := func() {
 		rss, threads, err := procStatus(pid)
 		if err != nil {
 			return // the process is ending
 		}
 		mu.Lock()
-		s := sample{at: time.Since(start), rssKB: rss, threads: threads, tps: lastTPS}
+		s := sample{at: time.Since(start), rssKB: rss, threads: threads, tps: lastTPS, heapMB: heapMB, gcs: gcs}
 		mu.Unlock()
 		samples = append(samples, s)
-		fmt.Printf("| %s | %.1f | %d | %d | %s |\n", clock(s.at), float64(rss)/1024, rss, threads, s.tps)
+		fmt.Printf("| %s | %.1f | %d | %d | %d | %d | %s |\n", clock(s.at), float64(rss)/1024, rss, s.heapMB, s.gcs, threads, s.tps)
 	}
 	var runErr error
 loop:
@@ -260,6 +270,14 @@ func report(samples []sample, o options) bool {
 		clock(base.at), base.rssKB, clock(end.at), end.rssKB, peak.rssKB, clock(peak.at))
 	fmt.Printf("growth after warm-up: %+.1f%% (%+.0f KB/min end to end over %.1f min; least-squares slope %+.0f KB/min); peak %+.1f%%\n",
 		growth, float64(end.rssKB-base.rssKB)/minutes, minutes, slope, peakGrowth)
+	if base.heapMB >= 0 && end.heapMB >= 0 {
+		maxHeap := base.heapMB
+		for _, s := range after {
+			maxHeap = max(maxHeap, s.heapMB)
+		}
+		fmt.Printf("live heap after GC: %d MB after warm-up, %d MB at the end, at most %d MB after warm-up; %d GCs in all\n",
+			base.heapMB, end.heapMB, maxHeap, end.gcs)
+	}
 	if growth > o.maxGrowth {
 		fmt.Printf("FAIL: RSS grew %.1f%% after warm-up, more than %.0f%%\n", growth, o.maxGrowth)
 		return false
@@ -326,6 +344,21 @@ func progressTPS(line string) (string, bool) {
 		return "", false
 	}
 	return strings.TrimSpace(parts[1]), true
+}
+
+// gcLive returns the live heap in MB of a GODEBUG=gctrace=1 line
+// ("gc 12 @3.4s 2%: …, 4->5->3 MB, 6 MB goal, …"): the third figure.
+func gcLive(line string) (int64, bool) {
+	if !strings.HasPrefix(line, "gc ") {
+		return 0, false
+	}
+	for _, part := range strings.Split(line, ", ") {
+		if f, ok := strings.CutSuffix(part, " MB"); ok && strings.Count(f, "->") == 2 {
+			n, err := strconv.ParseInt(f[strings.LastIndex(f, ">")+1:], 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 func clock(d time.Duration) string {
