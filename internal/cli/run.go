@@ -244,7 +244,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
 	meter, _ := w.(workload.Meter)
-	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
+	readCounters := func(ctx context.Context) (map[string]int64, error) {
 		m := map[string]int64{}
 		if meter != nil {
 			n, err := meter.Meter(ctx, s.ctl)
@@ -270,6 +270,18 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			}
 		}
 		return m, nil
+	}
+	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
+		m, err := readCounters(ctx)
+		if err == nil || ctx.Err() != nil {
+			return m, err
+		}
+		// A server restart during the run took the control session (and
+		// any pooled one) with it: reopen it and read once more.
+		if rerr := s.reopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
+			return nil, err
+		}
+		return readCounters(ctx)
 	}
 
 	if !o.jsonOut {
@@ -532,4 +544,27 @@ func explicitDB(explicit bool, url string) string {
 		return " --db " + url
 	}
 	return ""
+}
+
+// reopenCtl replaces the control session when err says it was lost (or it
+// reports itself broken), so the counters can be read after a restart.
+func (s *session) reopenCtl(ctx context.Context, wl string, m workload.Mode, p workload.Protocol, script bool, err error) error {
+	b, ok := s.ctl.(workload.Breakable)
+	if !errors.Is(err, workload.ErrConnLost) && !(ok && b.Broken()) {
+		return err
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	_ = s.ctl.Close(cctx)
+	cancel()
+	var c workload.Conn
+	if script {
+		c, err = s.db.(db.ScriptDB).ConnectScript(ctx, p)
+	} else {
+		c, err = s.db.Connect(ctx, wl, m)
+	}
+	if err != nil {
+		return err
+	}
+	s.ctl = c
+	return nil
 }

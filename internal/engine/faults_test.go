@@ -120,12 +120,18 @@ func TestStopTimeoutCancelsStatements(t *testing.T) {
 				return ctx.Err()
 			}}
 		}
+		start := time.Now()
 		res, err := Run(t.Context(), p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(res.Stuck) != 0 {
-			t.Errorf("stuck %v: cancelled statements returned", res.Stuck)
+		// Both were inside a transaction when the stop timeout ran out;
+		// cancelling their statements ended them at once.
+		if len(res.Stuck) != 2 {
+			t.Errorf("stuck %v, want [1 2]", res.Stuck)
+		}
+		if took := time.Since(start); took > 2*time.Second+time.Second+100*time.Millisecond {
+			t.Errorf("run took %s: the cancelled statements should end it at the stop timeout", took)
 		}
 	})
 }

@@ -374,7 +374,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			case <-time.After(p.Rampup):
 				if err := beginMeasure(background, p, live, res, stopTimeout); err != nil {
 					stop()
-					waitVUs(allDone, cancelTx, stopTimeout)
+					waitVUs(allDone, vus, cancelTx, time.Now().Add(stopTimeout))
 					closeAll()
 					return nil, err
 				}
@@ -404,16 +404,13 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		u, err := metrics.ProcessUsage()
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
 	}
-	// Wait for the transactions in flight, within the stop timeout; then
-	// cancel their statements and give them a moment to return.
-	finished := waitVUs(allDone, cancelTx, stopTimeout)
-	if !finished {
-		for _, v := range vus {
-			if v.busy.Load() {
-				res.Stuck = append(res.Stuck, v.id+1)
-			}
-		}
-	}
+	// One deadline for the whole stop phase: the transactions in flight,
+	// the last counter reading and closing the sessions all fit in it (the
+	// reading and the closing get at least a moment each), so a server
+	// that stopped answering holds the run for about --stop-timeout.
+	stopDeadline := end.Add(stopTimeout)
+	stuck, finished := waitVUs(allDone, vus, cancelTx, stopDeadline)
+	res.Stuck = stuck
 	var probeErr error
 	if measured {
 		// In iterations mode every VU has finished: nothing is in flight.
@@ -422,12 +419,12 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		// always when it ends (PostgreSQL: at most once a second).
 		// In a timed run the transactions in flight now are not counted.
 		if !timed && finished {
-			closeAll()
+			closeWithin(background, vus, remaining(stopDeadline))
 		}
 		res.MeasureEnd = end
-		res.After, probeErr = probe(background, p, stopTimeout)
+		res.After, probeErr = probe(background, p, remaining(stopDeadline))
 	}
-	closeAll()
+	closeWithin(background, vus, remaining(stopDeadline))
 	res.End = time.Now()
 
 	res.Stats = metrics.NewSet(len(p.Mix))
@@ -435,11 +432,11 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	var ok []uint32
 	stmts := map[string]*StmtStat{}
 	for _, v := range vus {
-		if !finished && v.busy.Load() {
-			// Still running: its counters may change under us. What it
-			// recorded before is lost rather than read racily.
-			continue
-		}
+		// A VU still inside a transaction is abandoned: what it recorded
+		// until now counts, and it records nothing more (statsMu).
+		v.statsMu.Lock()
+		v.abandoned = true
+		v.statsMu.Unlock()
 		if v.stopped {
 			res.Stopped = append(res.Stopped, v.id+1)
 		}
@@ -467,7 +464,9 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	res.Errors = sortErrors(errs)
 	res.Statements = sortStmts(stmts)
 	if measured {
-		secs := int(math.Ceil(res.Measured().Seconds() - 0.001))
+		// Whole seconds only: the last fraction of a second is too short
+		// to call an outage when nothing happened to finish in it.
+		secs := int(res.Measured() / time.Second)
 		for s := 0; s < secs; s++ {
 			if s >= len(ok) || ok[s] == 0 {
 				res.Outage++
@@ -481,25 +480,39 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	return res, nil
 }
 
-// waitVUs waits for every VU to return, at most timeout; then it cancels
-// the statements in flight and waits a little more. It reports whether all
-// returned.
-func waitVUs(allDone <-chan struct{}, cancelTx func(), timeout time.Duration) bool {
-	t := time.NewTimer(timeout)
+// waitVUs waits for every VU to return, until deadline; then it notes the
+// VUs still inside a transaction (stuck), cancels the statements in flight
+// and waits a little more. finished reports whether all returned.
+func waitVUs(allDone <-chan struct{}, vus []*vu, cancelTx func(), deadline time.Time) (stuck []int, finished bool) {
+	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
 	case <-allDone:
-		return true
+		return nil, true
 	case <-t.C:
+	}
+	for _, v := range vus {
+		if v.busy.Load() {
+			stuck = append(stuck, v.id+1)
+		}
 	}
 	cancelTx()
 	select {
 	case <-allDone:
-		return true
+		return stuck, true
 	case <-time.After(cancelGrace):
-		return false
+		return stuck, false
 	}
 }
+
+// remaining is the time left until deadline, but at least minStopStep:
+// reading the counters and closing the sessions each get a moment even
+// when waiting for the VUs used up the stop timeout.
+func remaining(deadline time.Time) time.Duration {
+	return max(time.Until(deadline), minStopStep)
+}
+
+const minStopStep = time.Second
 
 // cancelGrace is how long cancelled statements get to return before their
 // VUs are given up as stuck.
@@ -587,6 +600,11 @@ type vu struct {
 	stopped bool
 	// busy is set while a transaction runs, for the stuck report.
 	busy atomic.Bool
+	// statsMu guards the counters below against the end of the run reading
+	// them while a VU it gave up on returns; abandoned tells the VU to
+	// record nothing more.
+	statsMu   sync.Mutex
+	abandoned bool
 
 	connMu sync.Mutex // guards conn against closeWithin after a stop timeout
 	conn   workload.Conn
@@ -751,6 +769,11 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 	}
 	now := time.Now()
 	v.busy.Store(false)
+	v.statsMu.Lock()
+	defer v.statsMu.Unlock()
+	if v.abandoned {
+		return completed, false // the run has ended without this VU
+	}
 	elapsed := now.Sub(start)
 	if !sched.IsZero() {
 		elapsed = now.Sub(sched)

@@ -73,6 +73,12 @@ func (c *timedConn) Query(ctx context.Context, stmt string, args ...any) (worklo
 
 func (c *timedConn) Unwrap() workload.Conn { return c.Conn }
 
+// Broken passes the wrapped session's answer through (workload.Breakable).
+func (c *timedConn) Broken() bool {
+	b, ok := c.Conn.(workload.Breakable)
+	return ok && b.Broken()
+}
+
 type timedRow struct {
 	c     *timedConn
 	name  string

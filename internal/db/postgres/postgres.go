@@ -314,8 +314,16 @@ func (d *DB) getAdmin(ctx context.Context) (*pgx.Conn, error) {
 func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Lock()
 	if d.closed || err != nil || c.IsClosed() || c.PgConn().TxStatus() != 'I' {
+		var stale []*pgx.Conn
+		if lostConnection(err) || c.IsClosed() {
+			// The server went away (a restart): the idle ones are gone too.
+			stale, d.admin = d.admin, nil
+		}
 		d.adminMu.Unlock()
 		_ = c.Close(context.Background())
+		for _, s := range stale {
+			_ = s.Close(context.Background())
+		}
 		return
 	}
 	d.admin = append(d.admin, c)
