@@ -163,7 +163,7 @@ func freshPostgres(t *testing.T) string {
 	}
 	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
 	var err error
-	for range 50 { // the template's last sessions may still be ending
+	for range 300 { // the template's last sessions may still be ending (slowly on a busy machine)
 		if err = pgExec(s, "CREATE DATABASE "+name+" TEMPLATE tpcb_tpl"); err == nil {
 			break
 		}
@@ -405,6 +405,12 @@ func TestEndToEnd(t *testing.T) {
 							hi = lo
 						}
 						extra := st.Retries * per // a retried attempt travels again
+						// The counter (metrics/wire.go) marks a request sent after its
+						// Write returns. A Write that takes over 15 ms (a loaded
+						// machine) starts pgconn's background reader, which can read
+						// the reply first: two round trips then count as one. Seen
+						// once in many runs: allow 1%.
+						lo -= n / 100
 						if rt < lo || rt > hi+extra {
 							t.Errorf("%d round trips for %d transactions, want %d..%d (%.3f per transaction)", rt, n, lo, hi+extra, float64(rt)/float64(n))
 						}
