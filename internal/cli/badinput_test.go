@@ -139,6 +139,8 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "mysql socket missing", args: []string{"run", "--db", "mysql://root:" + badPW + "@/bad?socket={w}/my.sock", "-t", "1"}, code: ExitFailure, want: "cannot reach MariaDB/MySQL at {w}/my.sock"},
 		{name: "postgres password in a query that does not parse", args: []string{"run", "--db", "postgres://sledge@127.0.0.1:{port}/bad?password=" + badPW + "&x=%zz"}, code: ExitFailure, want: `invalid URL escape "%zz"`},
 		{name: "sqlite password in a query that does not parse", args: []string{"run", "--db", lite + "?password=" + badPW + "&x=%zz"}, code: ExitFailure, want: `invalid URL escape "%zz"`},
+		{name: "libpq keyword/value string", args: []string{"run", "--db", "host=127.0.0.1 port={port} user=sledge password=" + badPW + " dbname=bad"}, code: ExitFailure, want: "is not a database URL"},
+		{name: "go-sql-driver DSN", args: []string{"build", "--db", "root:" + badPW + "@tcp(127.0.0.1:{port})/bad"}, code: ExitFailure, want: "sledge: "},
 		{name: "postgres password with a bare %", args: []string{"run", "--db", "postgres://sledge@127.0.0.1:{port}/bad?password=50%off-" + badPW, "-t", "1"}, code: ExitFailure, want: "sledge: "},
 
 		// Configuration values.
@@ -156,6 +158,7 @@ func TestBadInputCatalogue(t *testing.T) {
 
 		// Environment.
 		{name: "SLEDGE_DB not a URL", args: []string{"run", "-t", "1"}, env: map[string]string{"SLEDGE_DB": "bogus"}, code: ExitFailure, want: `"bogus" is not a database URL`},
+		{name: "SLEDGE_DB a libpq keyword/value string", args: []string{"check"}, env: map[string]string{"SLEDGE_DB": "host=127.0.0.1 port={port} password=" + badPW}, code: ExitFailure, want: "is not a database URL"},
 		{name: "SLEDGE_DB refused, with a password", args: []string{"check"}, env: map[string]string{"SLEDGE_DB": pg}, code: ExitFailure, want: "connect to postgres://sledge:REDACTED@127.0.0.1:{port}/bad"},
 		{name: "SLEDGE_JOBS_DB in a missing directory", args: []string{"check", "--db", "sqlite://{w}/missing/x.db"}, env: map[string]string{"SLEDGE_JOBS_DB": "{w}/nodir/jobs.db"},
 			code: ExitFailure, want: "directory {w}/missing does not exist", warn: "this check is not recorded: job store {w}/nodir/jobs.db"},

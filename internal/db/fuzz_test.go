@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,8 @@ func FuzzOpenURL(f *testing.F) {
 		"sqlite:///x.db?password=s3cret-pw&x=%zz",
 		"postgres://u@127.0.0.1/db?password=50%off-s3cret",
 		"postgres://u@127.0.0.1/db?sslmode=bogus&password=s3cret-pw",
+		"host=127.0.0.1 port=5432 user=u password=s3cret-pw dbname=x",
+		"root:s3cret-pw@tcp(127.0.0.1:3306)/tpcc",
 	} {
 		f.Add(s)
 	}
@@ -127,7 +130,15 @@ func sandboxed(t *testing.T, u *url.URL) string {
 // nowhere else in the URL (a password "db" in postgres://u:db@h/db cannot
 // be told from the database name).
 func leaked(raw, out string) string {
-	for _, pw := range passwords(raw) {
+	pws, texts := passwords(raw)
+	for _, pw := range texts {
+		// Written as is in a string that is not a URL: elsewhere is
+		// anywhere but the one place it was taken from.
+		if len(pw) >= 4 && !strings.Contains(strings.Replace(raw, pw, "", 1), pw) && strings.Contains(out, pw) {
+			return pw
+		}
+	}
+	for _, pw := range pws {
 		if len(pw) < 4 {
 			continue
 		}
@@ -143,13 +154,28 @@ func leaked(raw, out string) string {
 	return ""
 }
 
-// passwords are the passwords in raw: the user info's, and the values of
-// password/passwd query parameters, parsed, and as written when the query
-// does not parse.
-func passwords(raw string) []string {
+// passwords are the passwords in raw: in a URL, the user info's and the
+// values of password/passwd query parameters, parsed, and as written when
+// the query does not parse; in text, the passwords of connection strings
+// that are not URLs but that users paste: a libpq keyword/value string
+// (host=h password=pw) and a go-sql-driver DSN (user:pw@tcp(host:port)/db,
+// which parses as scheme "user" and opaque "pw@tcp(…)/db").
+func passwords(raw string) (inURL, inText []string) {
+	if !strings.Contains(raw, "://") {
+		for _, f := range strings.Fields(raw) {
+			if k, v, ok := strings.Cut(f, "="); ok && (k == "password" || k == "passwd") {
+				inText = append(inText, strings.Trim(v, "'"))
+			}
+		}
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil // Redact masks everything between "//" and "@"
+		return nil, inText // Redact masks everything between "//" and "@"
+	}
+	if u.Opaque != "" && !slices.Contains(db.Schemes(), strings.ToLower(u.Scheme)) {
+		if i := strings.LastIndex(u.Opaque, "@"); i > 0 {
+			inText = append(inText, u.Opaque[:i])
+		}
 	}
 	var out []string
 	if u.User != nil {
@@ -172,7 +198,7 @@ func passwords(raw string) []string {
 			out = append(out, v)
 		}
 	}
-	return out
+	return out, inText
 }
 
 // elsewhere reports whether pw appears in raw outside the places a
@@ -232,6 +258,12 @@ func knownLeak(raw, out string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return ""
+	}
+	switch {
+	case strings.Contains(raw, "password=") && !strings.Contains(raw, "://"):
+		return "bug: db.Redact shows a libpq keyword/value string (password=…) whole"
+	case u.Opaque != "" && strings.Contains(u.Opaque, "@"):
+		return "bug: db.Redact shows a go-sql-driver DSN (user:pw@tcp(…)/db) whole"
 	}
 	if _, qerr := url.ParseQuery(u.RawQuery); qerr != nil {
 		switch {
