@@ -273,15 +273,16 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
 		m, err := readCounters(ctx)
-		if err == nil || ctx.Err() != nil {
-			return m, err
+		// A server restart during the run took the control session and
+		// the database package's pooled ones with it: each failed reading
+		// reopens or discards one, so read again a few times.
+		for try := 0; err != nil && ctx.Err() == nil && try < 3; try++ {
+			if rerr := s.reopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
+				return nil, err
+			}
+			m, err = readCounters(ctx)
 		}
-		// A server restart during the run took the control session (and
-		// any pooled one) with it: reopen it and read once more.
-		if rerr := s.reopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
-			return nil, err
-		}
-		return readCounters(ctx)
+		return m, err
 	}
 
 	if !o.jsonOut {
@@ -552,6 +553,9 @@ func (s *session) reopenCtl(ctx context.Context, wl string, m workload.Mode, p w
 	b, ok := s.ctl.(workload.Breakable)
 	if !errors.Is(err, workload.ErrConnLost) && !(ok && b.Broken()) {
 		return err
+	}
+	if ok && !b.Broken() {
+		return nil // a pooled session failed, not this one: read again
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 	_ = s.ctl.Close(cctx)

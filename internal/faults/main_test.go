@@ -182,7 +182,9 @@ func (p *proc) waitLine(prefix string, within time.Duration) time.Time {
 			if !ok {
 				p.t.Fatalf("sledge ended before printing %q (exit %d): %s", prefix, p.code, p.stderr.String())
 			}
-			if strings.HasPrefix(l, prefix) {
+			// A progress line of the measured interval has no phase in
+			// parentheses; those of connecting or ramping up do.
+			if strings.HasPrefix(l, prefix) && !(prefix == "progress:" && strings.HasSuffix(l, ")")) {
 				return time.Now()
 			}
 		case <-timeout:

@@ -48,6 +48,14 @@ func (c *WireCounts) Load() Wire {
 func (c *WireCounts) addSent(n int) {
 	if n > 0 {
 		c.sent.Add(int64(n))
+	}
+}
+
+// sending marks a request on its way before its bytes are written: a
+// reader on another goroutine (pgx's background reader) may get the reply
+// before the write call returns, and that reply completes the round trip.
+func (c *WireCounts) sending(n int) {
+	if n > 0 && !c.wrote.Load() {
 		c.wrote.Store(true)
 	}
 }
@@ -111,6 +119,7 @@ func (w *wireConn) Read(b []byte) (int, error) {
 }
 
 func (w *wireConn) Write(b []byte) (int, error) {
+	w.c.sending(len(b))
 	n, err := w.Conn.Write(b)
 	w.c.addSent(n)
 	return n, err
