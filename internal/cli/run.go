@@ -40,6 +40,7 @@ type runOpts struct {
 	maxTries     int     // --max-tries: pgbench's name for 1 + --max-retries
 	randomSeed   string  // --random-seed: time, rand or a number (pgbench)
 	stopTimeout  time.Duration
+	txTimeout    time.Duration
 	reconnect    string
 	rampupSet    bool
 	threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
@@ -105,6 +106,7 @@ switches. --no-cost turns the measuring off, to see what it costs;
 	fs.StringVarP(&o.protocolName, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
 	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
 	fs.DurationVar(&o.stopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
+	fs.DurationVar(&o.txTimeout, "tx-timeout", 5*time.Minute, "cancel a transaction (retries included) that runs longer than this, so an iterations run cannot wait forever on a server that stopped answering; 0: no limit")
 	fs.StringVar(&o.reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
 	fs.IntVarP(&o.threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
 	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
@@ -184,6 +186,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		Seed: o.seed, Mix: w.Mix(), Cost: !o.noCost, ThreadCost: o.perTypeCPU,
 		Rate: o.rate, LatencyLimit: time.Duration(o.latencyLimit * float64(time.Millisecond)),
 		StopTimeout: o.stopTimeout, Reconnect: reconnect, PerStatement: o.perCommand && !isScript,
+		TxTimeout: o.txTimeout,
 	}
 	if o.stopTimeout == 0 {
 		return usageErr("--stop-timeout must be positive: nothing in sledge waits forever")

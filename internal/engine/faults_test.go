@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -199,6 +200,36 @@ func TestReconnectOffStopsTheVU(t *testing.T) {
 		}
 		if len(res.Stopped) != 1 || res.Reconnects != 0 {
 			t.Errorf("stopped %v, reconnects %d", res.Stopped, res.Reconnects)
+		}
+	})
+}
+
+func TestTxTimeoutCancelsLongTransactions(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := plan(2, 0, nil)
+		p.Iterations = 5 // no duration: only the timeout bounds a hung transaction
+		p.TxTimeout = time.Second
+		var n atomic.Int64
+		p.Terminal = func(vu int) workload.Terminal {
+			return funcTerm{run: func(ctx context.Context) error {
+				if vu == 0 && n.Add(1) == 3 {
+					<-ctx.Done() // the third transaction of VU 1 hangs until cancelled
+					return ctx.Err()
+				}
+				time.Sleep(10 * time.Millisecond)
+				return nil
+			}}
+		}
+		res, err := Run(t.Context(), p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := res.Stats.Total()
+		if total.Commits != 9 || total.Errors != 1 {
+			t.Errorf("commits %d errors %d, want 9 and 1", total.Commits, total.Errors)
+		}
+		if len(res.Errors) != 1 || !strings.Contains(res.Errors[0].Message, "longer than --tx-timeout 1s") {
+			t.Errorf("errors %+v", res.Errors)
 		}
 	})
 }

@@ -79,6 +79,12 @@ type Plan struct {
 	StopTimeout time.Duration
 	// Reconnect is what a VU does when its connection is lost.
 	Reconnect Reconnect
+	// TxTimeout, when > 0, bounds each transaction, retries included: a
+	// watchdog cancels the statements of a transaction running longer
+	// (the server stopped answering, a lock is never released), which
+	// then fails and its VU reconnects. It costs the hot path nothing but
+	// the start time it already records.
+	TxTimeout time.Duration
 	// PerStatement times each named statement (pgbench -r) through a
 	// wrapper around the VU's connection; see Result.Statements.
 	PerStatement bool
@@ -271,6 +277,8 @@ func (p *Plan) Validate() error {
 		return errors.New("--latency-limit must not be negative")
 	case p.StopTimeout < 0:
 		return errors.New("--stop-timeout must not be negative")
+	case p.TxTimeout < 0:
+		return errors.New("--tx-timeout must not be negative")
 	case len(p.Mix) == 0:
 		return errors.New("engine: empty transaction mix")
 	}
@@ -367,6 +375,9 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
+	if p.TxTimeout > 0 {
+		go watchdog(vus, p.TxTimeout, allDone)
+	}
 
 	if timed {
 		if p.Rampup > 0 {
@@ -598,8 +609,17 @@ type vu struct {
 	errs   map[string]int64
 	// stopped is set when the VU ended at an error (RaiseError).
 	stopped bool
-	// busy is set while a transaction runs, for the stuck report.
-	busy atomic.Bool
+	// busy is set while a transaction runs, for the stuck report; since is
+	// its start (UnixNano) for the transaction timeout's watchdog.
+	busy  atomic.Bool
+	since atomic.Int64
+	// txCtx is the context of the VU's transactions: the run's, with a
+	// cancel of its own for the watchdog; timedOut says the watchdog did it.
+	txCtx    context.Context
+	cancelTx context.CancelFunc
+	timedOut atomic.Bool
+	parentTx context.Context
+	txMu     sync.Mutex // guards cancelTx between the VU and the watchdog
 	// statsMu guards the counters below against the end of the run reading
 	// them while a VU it gave up on returns; abandoned tells the VU to
 	// record nothing more.
@@ -656,6 +676,9 @@ func (v *vu) takeConn() workload.Conn {
 
 func (v *vu) loop(ctx, txCtx context.Context) {
 	p := v.plan
+	v.parentTx = txCtx
+	v.newTxCtx(txCtx)
+	defer func() { v.cancelTx() }()
 	if v.thread {
 		// RUSAGE_THREAD describes one OS thread: the goroutine must stay on
 		// it for a transaction's delta to be its own.
@@ -694,7 +717,11 @@ func (v *vu) loop(ctx, txCtx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		ok, lost := v.execute(txCtx, tx, kind, sched)
+		if v.timedOut.Load() {
+			v.timedOut.Store(false)
+			v.newTxCtx(v.parentTx)
+		}
+		ok, lost := v.execute(v.txCtx, tx, kind, sched)
 		if lost {
 			if p.Reconnect.Off || !v.reconnect(ctx) {
 				v.stopped = true
@@ -756,8 +783,9 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 		use0, useOK = metrics.ThreadUsage()
 	}
 	wire0 = v.wire.Load()
-	v.busy.Store(true)
 	start := time.Now()
+	v.since.Store(start.UnixNano())
+	v.busy.Store(true)
 	retries := int64(0)
 	var err error
 	for {
@@ -769,6 +797,11 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 	}
 	now := time.Now()
 	v.busy.Store(false)
+	if err != nil && v.timedOut.Load() {
+		// The watchdog cancelled this transaction's statements: say so
+		// (the loop gives the next one a fresh context).
+		err = fmt.Errorf("transaction ran longer than --tx-timeout %s and was cancelled: %w", v.plan.TxTimeout, err)
+	}
 	v.statsMu.Lock()
 	defer v.statsMu.Unlock()
 	if v.abandoned {
@@ -920,4 +953,38 @@ func sortErrors(m map[string]int64) []ErrorCount {
 		return out[i].Message < out[j].Message
 	})
 	return out
+}
+
+// newTxCtx gives the VU a fresh transaction context under parent.
+func (v *vu) newTxCtx(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	v.txMu.Lock()
+	v.txCtx, v.cancelTx = ctx, cancel
+	v.txMu.Unlock()
+}
+
+// watchdog cancels the transactions that run longer than limit, checking
+// a few times a second until done is closed.
+func watchdog(vus []*vu, limit time.Duration, done <-chan struct{}) {
+	every := min(max(limit/4, 10*time.Millisecond), time.Second)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case now := <-t.C:
+			for _, v := range vus {
+				if v.busy.Load() && now.UnixNano()-v.since.Load() > int64(limit) && !v.timedOut.Load() {
+					v.timedOut.Store(true)
+					v.txMu.Lock()
+					cancel := v.cancelTx
+					v.txMu.Unlock()
+					if cancel != nil {
+						cancel()
+					}
+				}
+			}
+		}
+	}
 }
