@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -150,6 +152,8 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "tpcb scale 0", args: []string{"build", "tpcb", "--scale", "0", "--db", lite}, code: ExitUsage, want: "--scale must be at least 1", absent: []string{"{w}/x.db"}},
 		{name: "tpcb scale 30000", args: []string{"build", "tpcb", "--scale", "30000", "--db", lite}, code: ExitUsage, want: "--scale must be at most 20000", absent: []string{"{w}/x.db"}},
 		{name: "build of scripts", args: []string{"build", "script", "--db", lite}, code: ExitUsage, want: "script", absent: []string{"{w}/x.db"}},
+		{name: "check of scripts", args: []string{"check", "script", "--db", lite}, code: ExitUsage, want: "script", absent: []string{"{w}/x.db"}},
+		{name: "drop of scripts", args: []string{"drop", "script", "--db", lite}, code: ExitUsage, want: "script", absent: []string{"{w}/x.db"}},
 		{name: "unknown builtin", args: []string{"run", "tpcb", "--builtin", "nosuch", "--db", lite}, code: ExitUsage, want: `no builtin script "nosuch"`},
 		{name: "ambiguous builtin prefix", args: []string{"run", "tpcb", "-b", "s", "--db", lite}, code: ExitUsage, want: `"s" is ambiguous (2 builtin scripts start with it)`},
 		{name: "builtin prefix is fine", args: []string{"run", "tpcb", "--builtin", "sel", "--db", lite, "-t", "1"}, code: ExitFailure, want: "no tpcb schema in sqlite://{w}/x.db: run `sledge build tpcb --db sqlite://{w}/x.db` first"},
@@ -203,11 +207,31 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "compare unknown transport", args: []string{"compare", "--db", lite, "--transports", "carrier"}, code: ExitUsage, want: `--transports: unknown transport "carrier"`},
 		{name: "compare report in a missing directory", args: []string{"compare", "--db", lite, "--html", "{w}/missing/x.html"}, code: ExitUsage, want: "--html {w}/missing/x.html: no directory {w}/missing"},
 	}
+	for name := range badInputKnownBugs {
+		if !slices.ContainsFunc(cases, func(c badCase) bool { return c.name == name }) {
+			t.Errorf("badInputKnownBugs names no case: %q", name)
+		}
+	}
 	if len(cases) < 50 {
 		t.Fatalf("%d cases, the catalogue wants at least 50", len(cases))
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			// Failures are collected: a case whose bug is known and not
+			// fixed yet (badInputKnownBugs) is skipped with them instead.
+			var problems []string
+			fail := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+			defer func() {
+				if len(problems) == 0 {
+					return
+				}
+				if bug := badInputKnownBugs[c.name]; bug != "" {
+					t.Skipf("bug: %s\n%s", bug, strings.Join(problems, "\n"))
+				}
+				for _, p := range problems {
+					t.Error(p)
+				}
+			}()
 			w := t.TempDir()
 			if c.setup != nil {
 				c.setup(t, w)
@@ -229,16 +253,16 @@ func TestBadInputCatalogue(t *testing.T) {
 			stdout, stderr := out.String(), errb.String()
 
 			if code != c.code {
-				t.Errorf("exit %d, want %d; stderr %q", code, c.code, stderr)
+				fail("exit %d, want %d; stderr %q", code, c.code, stderr)
 			}
 			if strings.Contains(stdout+stderr, "goroutine ") || strings.Contains(stderr, "panic") || strings.Contains(stderr, "internal error") {
 				t.Fatalf("a panic:\n%s%s", stdout, stderr)
 			}
 			if strings.Contains(stdout+stderr, badPW) {
-				t.Errorf("the password shows: %q", stdout+stderr)
+				fail("the password shows: %q", stdout+stderr)
 			}
 			if stdout != "" {
-				t.Errorf("stdout is not empty: %q", stdout)
+				fail("stdout is not empty: %q", stdout)
 			}
 			var msg, warning []string
 			for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
@@ -249,21 +273,21 @@ func TestBadInputCatalogue(t *testing.T) {
 				}
 			}
 			if len(msg) != 1 || !strings.HasPrefix(msg[0], "sledge: ") {
-				t.Errorf("stderr is not one line starting with 'sledge: ': %q", stderr)
+				fail("stderr is not one line starting with 'sledge: ': %q", stderr)
 			} else if want := expand(c.want); !strings.Contains(msg[0], want) {
-				t.Errorf("stderr %q does not say %q", msg[0], want)
+				fail("stderr %q does not say %q", msg[0], want)
 			}
 			switch {
 			case c.warn == "" && len(warning) > 0:
-				t.Errorf("unexpected warning: %q", warning)
+				fail("unexpected warning: %q", warning)
 			case c.warn != "" && (len(warning) != 1 || !strings.Contains(warning[0], expand(c.warn))):
-				t.Errorf("warnings %q, want one saying %q", warning, expand(c.warn))
+				fail("warnings %q, want one saying %q", warning, expand(c.warn))
 			}
 
 			// Nothing half-written.
 			for _, p := range c.absent {
 				if _, err := os.Stat(expand(p)); err == nil {
-					t.Errorf("%s exists after a refused command", expand(p))
+					fail("%s exists after a refused command", expand(p))
 				}
 			}
 			store := filepath.Join(w, "xdg", "sledge", "jobs.db")
@@ -271,15 +295,19 @@ func TestBadInputCatalogue(t *testing.T) {
 				store = p
 			}
 			created := newFiles(before, filesUnder(t, w))
-			if code == ExitUsage && len(created) > 0 {
-				t.Errorf("input refused before any work created files: %s%s", strings.Join(created, ", "), storeJobs(t, store, vars))
+			if c.code == ExitUsage && len(created) > 0 {
+				fail("input refused before any work created files: %s%s", strings.Join(created, ", "), storeJobs(t, store, vars))
 			}
 			if code == ExitFailure {
-				checkFailedJobs(t, store, vars, msg)
+				checkFailedJobs(t, fail, store, vars, msg)
 			}
 		})
 	}
 }
+
+// badInputKnownBugs are the cases that fail because of a bug reported and
+// not fixed yet, by case name: they are skipped, with what failed.
+var badInputKnownBugs = map[string]string{}
 
 // filesUnder lists the files (not directories) under dir.
 func filesUnder(t *testing.T, dir string) map[string]bool {
@@ -346,14 +374,14 @@ func readStore(t *testing.T, store string, vars map[string]string) ([]storedJob,
 
 // checkFailedJobs: after a failure, every job in the store (if there is
 // one) is finished, failed, with the message the command printed.
-func checkFailedJobs(t *testing.T, store string, vars map[string]string, msg []string) {
+func checkFailedJobs(t *testing.T, fail func(string, ...any), store string, vars map[string]string, msg []string) {
 	t.Helper()
 	if _, err := os.Stat(store); err != nil {
 		return
 	}
 	for _, f := range []string{store, store + "-wal"} {
 		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte(badPW)) {
-			t.Errorf("the job store file %s holds the password", f)
+			fail("the job store file %s holds the password", f)
 		}
 	}
 	l, ok := readStore(t, store, vars)
@@ -362,13 +390,13 @@ func checkFailedJobs(t *testing.T, store string, vars map[string]string, msg []s
 	}
 	for _, j := range l {
 		if j.Status != "failed" {
-			t.Errorf("job %d (%s) is %s, want failed", j.ID, j.Kind, j.Status)
+			fail("job %d (%s) is %s, want failed", j.ID, j.Kind, j.Status)
 		}
 		if len(msg) == 1 && "sledge: "+j.Error != msg[0] {
-			t.Errorf("job %d error %q, the command said %q", j.ID, j.Error, msg[0])
+			fail("job %d error %q, the command said %q", j.ID, j.Error, msg[0])
 		}
 		if strings.Contains(j.Error, badPW) {
-			t.Errorf("job %d keeps the password: %q", j.ID, j.Error)
+			fail("job %d keeps the password: %q", j.ID, j.Error)
 		}
 	}
 }

@@ -110,19 +110,20 @@ func secretsCanary(t *testing.T, kind string, srv *testdb.Server) {
 		t.Fatalf("the special password is not escaped in %s: the test would not cover escaping", tpcbSpecial)
 	}
 
-	home := t.TempDir()
 	scripts := t.TempDir()
 	script := filepath.Join(scripts, "canary.sql")
 	// pgbench's tpcb-like as a user's file: check still holds after it.
 	if err := os.WriteFile(script, []byte(pgbench.BuiltinText("tpcb-like")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var outputs []string
+	var outputs []string // of the commands run so far in the current data home
 	type step struct {
 		args []string
 		vars map[string]string
 		ok   bool // must succeed
 	}
+	mainHome := t.TempDir()
+	home := mainHome
 	exec := func(s step) (string, string, int) {
 		t.Helper()
 		start := time.Now()
@@ -157,7 +158,7 @@ func secretsCanary(t *testing.T, kind string, srv *testdb.Server) {
 		{args: []string{"check", "tpcb", "--json"}, vars: map[string]string{"SLEDGE_DB": tpcb}, ok: true},
 		{args: []string{"run", "tpcb", "-t", "10"}, vars: map[string]string{"SLEDGE_DB": tpcbSpecial}, ok: true},
 		{args: []string{"compare", "--db", tpcc, "--modes", "client", "--vus", "1", "--duration", "1s", "--rampup", "0s",
-			"--html", filepath.Join(home, "compare.html")}, ok: true},
+			"--html", filepath.Join(mainHome, "compare.html")}, ok: true},
 		{args: []string{"compare", "--db", tpcc, "--modes", "client", "--vus", "1", "--iterations", "5", "--json"}, ok: true},
 
 		// Failures.
@@ -170,15 +171,18 @@ func secretsCanary(t *testing.T, kind string, srv *testdb.Server) {
 		{args: []string{"build", "tpcb", "--db", strings.Replace(tpcbSpecial, strconv.Itoa(srv.Port), strconv.Itoa(port), 1)}},
 		{args: []string{"run", "--db", sock(user, wrong.password, "canary_tpcc"), "-t", "1"}},
 	}
-	// Connection strings in the drivers' own forms, which are not URLs.
+	// Known leaks (reported, see secretsKnownBug): connection strings in
+	// the drivers' own forms, which are not URLs, and a password with a
+	// bare % (not escaped) in the query. They run in a data home of their
+	// own, so that the rest is checked strictly.
+	var leaky []step
 	if kind == "postgres" {
-		steps = append(steps, step{args: []string{"check"}, vars: map[string]string{"SLEDGE_DB": fmt.Sprintf(
+		leaky = append(leaky, step{args: []string{"check"}, vars: map[string]string{"SLEDGE_DB": fmt.Sprintf(
 			"host=%s port=%d user=%s password=%s dbname=canary_tpcc", srv.Host, srv.Port, user, plain.password)}})
 	} else {
-		steps = append(steps, step{args: []string{"check", "--db", fmt.Sprintf("%s:%s@tcp(%s:%d)/canary_tpcc", user, plain.password, srv.Host, srv.Port)}})
+		leaky = append(leaky, step{args: []string{"check", "--db", fmt.Sprintf("%s:%s@tcp(%s:%d)/canary_tpcc", user, plain.password, srv.Host, srv.Port)}})
 	}
-	// A password with a bare % (not escaped) in the query.
-	steps = append(steps, step{args: []string{"run", "--db", fmt.Sprintf("%s://%s@%s:%d/canary_tpcc?password=%s%%", scheme, user, srv.Host, srv.Port, plain.password), "-t", "1"}})
+	leaky = append(leaky, step{args: []string{"run", "--db", fmt.Sprintf("%s://%s@%s:%d/canary_tpcc?password=%s%%", scheme, user, srv.Host, srv.Port, plain.password), "-t", "1"}})
 	if kind == "postgres" {
 		steps = append(steps,
 			step{args: []string{"run", "--db", tcp(user, plain.password, "canary_tpcc", "sslmode=bogus"), "-t", "1"}},
@@ -197,68 +201,109 @@ func secretsCanary(t *testing.T, kind string, srv *testdb.Server) {
 			step{args: []string{"run", "--db", tcp(user, plain.password, "canary_tpcc", "isolation=bogus"), "-t", "1"}},
 		)
 	}
-	for _, s := range steps {
-		exec(s)
-	}
-
-	// Every job, through every jobs command.
-	stdout, _, _ := exec(step{args: []string{"jobs", "list", "--json", "--limit", "0"}, ok: true})
-	var l struct {
-		Jobs []storedJob `json:"jobs"`
-	}
-	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
-		t.Fatalf("jobs list --json: %v", err)
-	}
-	if len(l.Jobs) < len(steps) {
-		t.Errorf("%d jobs for %d commands", len(l.Jobs), len(steps))
-	}
-	exec(step{args: []string{"jobs", "list", "--limit", "0"}, ok: true})
-	var prev string
-	for _, j := range l.Jobs {
-		id := strconv.FormatInt(j.ID, 10)
-		for _, args := range [][]string{{"jobs", "show", id}, {"jobs", "show", id, "--json"},
-			{"jobs", "export", id, "--format", "json"}, {"jobs", "export", id, "--format", "csv"},
-			{"jobs", "export", id, "--format", "csv", "--table", "types"}} {
-			exec(step{args: args, ok: true})
+	// audit runs steps in a fresh data home, then every jobs command on
+	// every job they recorded, and returns where a password showed: in an
+	// output, or in a file under the data home.
+	audit := func(in string, steps []step, drop bool) (problems []string) {
+		home = in
+		outputs = nil
+		for _, s := range steps {
+			exec(s)
 		}
-		if prev != "" {
-			exec(step{args: []string{"jobs", "diff", prev, id}, ok: true})
-			exec(step{args: []string{"jobs", "diff", prev, id, "--json"}, ok: true})
+		jobsEverywhere(t, func(args []string, ok bool) (string, string, int) { return exec(step{args: args, ok: ok}) }, len(steps))
+		if drop {
+			exec(step{args: []string{"drop", "tpcb", "--db", tpcbSpecial}, ok: true})
+			exec(step{args: []string{"drop", "--db", tpcc, "--json"}, ok: true})
+			exec(step{args: []string{"drop", "--db", tcp(user, wrong.password, "canary_tpcc", "")}})
 		}
-		prev = id
-	}
-	exec(step{args: []string{"drop", "tpcb", "--db", tpcbSpecial}, ok: true})
-	exec(step{args: []string{"drop", "--db", tpcc, "--json"}, ok: true})
-	exec(step{args: []string{"drop", "--db", tcp(user, wrong.password, "canary_tpcc", "")}})
-
-	for i, o := range outputs {
-		for _, tok := range tokens {
-			if strings.Contains(o, tok) {
-				t.Errorf("output %d shows a password:\n%s", i, redactTokens(o, tokens))
+		for i, o := range outputs {
+			for _, tok := range tokens {
+				if strings.Contains(o, tok) {
+					problems = append(problems, fmt.Sprintf("output %d shows a password:\n%s", i, redactTokens(o, tokens)))
+				}
 			}
 		}
+		problems = append(problems, filesWith(t, home, tokens)...)
+		return problems
+	}
+	for _, p := range audit(mainHome, steps, true) {
+		t.Error(p)
 	}
 	var files []string
-	_ = filepath.WalkDir(home, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		files = append(files, p)
-		b, rerr := os.ReadFile(p)
-		if rerr != nil {
-			t.Errorf("read %s: %v", p, rerr)
-			return nil
-		}
-		for _, tok := range tokens {
-			if bytes.Contains(b, []byte(tok)) {
-				t.Errorf("%s holds a password", p)
-			}
+	_ = filepath.WalkDir(mainHome, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
 		}
 		return nil
 	})
 	if !containsSuffix(files, "jobs.db") || !containsSuffix(files, "compare.html") {
 		t.Errorf("files under the data home: %v; want the job store and the report", files)
 	}
+	leaks := audit(t.TempDir(), leaky, false)
+	switch {
+	case len(leaks) > 0 && secretsKnownBug != "":
+		t.Skipf("bug: %s:\n%s", secretsKnownBug, strings.Join(leaks, "\n"))
+	case len(leaks) > 0:
+		for _, p := range leaks {
+			t.Error(p)
+		}
+	}
+}
+
+// secretsKnownBug names the known leaks, reported and not fixed yet, that
+// TestSecretsNeverLeak skips instead of failing; "" when there are none.
+var secretsKnownBug = ""
+
+// jobsEverywhere runs every jobs command on every job in the store.
+func jobsEverywhere(t *testing.T, exec func(args []string, ok bool) (string, string, int), commands int) {
+	t.Helper()
+	stdout, _, _ := exec([]string{"jobs", "list", "--json", "--limit", "0"}, true)
+	var l struct {
+		Jobs []storedJob `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatalf("jobs list --json: %v", err)
+	}
+	if len(l.Jobs) < commands {
+		t.Errorf("%d jobs for %d commands", len(l.Jobs), commands)
+	}
+	exec([]string{"jobs", "list", "--limit", "0"}, true)
+	var prev string
+	for _, j := range l.Jobs {
+		id := strconv.FormatInt(j.ID, 10)
+		for _, args := range [][]string{{"jobs", "show", id}, {"jobs", "show", id, "--json"},
+			{"jobs", "export", id, "--format", "json"}, {"jobs", "export", id, "--format", "csv"},
+			{"jobs", "export", id, "--format", "csv", "--table", "types"}} {
+			exec(args, true)
+		}
+		if prev != "" {
+			exec([]string{"jobs", "diff", prev, id}, true)
+			exec([]string{"jobs", "diff", prev, id, "--json"}, true)
+		}
+		prev = id
+	}
+}
+
+// filesWith lists the files under dir that hold one of the tokens.
+func filesWith(t *testing.T, dir string, tokens []string) (problems []string) {
+	t.Helper()
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, rerr := os.ReadFile(p)
+		if rerr != nil {
+			problems = append(problems, fmt.Sprintf("read %s: %v", p, rerr))
+			return nil
+		}
+		for _, tok := range tokens {
+			if bytes.Contains(b, []byte(tok)) {
+				problems = append(problems, p+" holds a password")
+			}
+		}
+		return nil
+	})
+	return problems
 }
 
 // createUser makes a user that may build: PostgreSQL superuser, MariaDB
