@@ -6,8 +6,6 @@ import (
 	sqldriver "database/sql/driver"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,10 +36,6 @@ var (
 	_ workload.ScriptConn = (*scriptConn)(nil)
 	_ metrics.Wired       = (*scriptConn)(nil)
 	_ workload.Breakable  = (*scriptConn)(nil)
-)
-
-var (
-	errScriptNamed = errors.New("mysql: named statements are not available in a script session")
 )
 
 // ScriptSupports: every protocol, no pipelines.
@@ -83,7 +77,15 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 		_ = own.Close()
 		return nil, d.connErr(err)
 	}
-	c := &scriptConn{d: d, c: sc, own: own, proto: p, wire: wire, stmts: map[int]*sql.Stmt{}}
+	c := &scriptConn{
+		ScriptOnly: db.ScriptOnly{DB: "mysql", Proto: p},
+		d:          d,
+		c:          sc,
+		own:        own,
+		wire:       wire,
+		stmts:      map[int]*sql.Stmt{},
+		row:        db.RowKeeper{Time: appendTime},
+	}
 	if _, err := sc.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[d.cfg.isolation]); err != nil {
 		_ = c.Close(ctx)
 		return nil, fmt.Errorf("mysql: set isolation: %w", d.connErr(err))
@@ -93,45 +95,20 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 
 // scriptConn is one script session. Not safe for concurrent use.
 type scriptConn struct {
-	d     *DB
-	c     *sql.Conn
-	own   *sql.DB
-	proto workload.Protocol
-	wire  *metrics.WireCounts // nil: not counted
-	stmts map[int]*sql.Stmt   // ProtoPrepared, by SQLQuery.ID
-	inTx  bool                // from the statements sent (track)
-	row   rowKeeper           // the last row, for keep
+	db.ScriptOnly // Mode, and the named-statement methods refused
+	d             *DB
+	c             *sql.Conn
+	own           *sql.DB
+	wire          *metrics.WireCounts // nil: not counted
+	stmts         map[int]*sql.Stmt   // ProtoPrepared, by SQLQuery.ID
+	inTx          bool                // from the statements sent (track)
+	row           db.RowKeeper        // the last row, for keep
 }
 
 func (c *scriptConn) Wire() *metrics.WireCounts { return c.wire }
 
 // Broken reports whether the session's connection is unusable (connlost.go).
 func (c *scriptConn) Broken() bool { return !sessionUsable(c.c) }
-
-// Mode is client for the simple protocol (values in the text), prepared
-// otherwise (values bound).
-func (c *scriptConn) Mode() workload.Mode {
-	if c.proto == workload.ProtoSimple {
-		return workload.ModeClient
-	}
-	return workload.ModePrepared
-}
-
-func (c *scriptConn) Exec(context.Context, string, ...any) (int64, error) {
-	return 0, errScriptNamed
-}
-
-func (c *scriptConn) QueryRow(context.Context, string, ...any) workload.Row {
-	return &row{err: errScriptNamed}
-}
-
-func (c *scriptConn) Query(context.Context, string, ...any) (workload.Rows, error) {
-	return nil, errScriptNamed
-}
-
-func (c *scriptConn) InTx(context.Context, workload.TxOptions, func(context.Context) error) error {
-	return errors.New("mysql: InTx is not available in a script session: the script's BEGIN and COMMIT go through RunSQL")
-}
 
 // Placeholder is ? for every parameter.
 func (c *scriptConn) Placeholder(int) string { return "?" }
@@ -150,7 +127,7 @@ func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep work
 		qq.Text = t
 		q = &qq
 	}
-	switch c.proto {
+	switch c.Proto {
 	case workload.ProtoSimple:
 		if len(q.Args) > 0 {
 			return fmt.Errorf("mysql: simple protocol command with %d bound values (they belong in the text)", len(q.Args))
@@ -235,7 +212,7 @@ func (c *scriptConn) results(rs *sql.Rows, index []int, keep workload.ResultFunc
 			return err
 		}
 		if len(cols) > 0 {
-			dest := c.row.targets(len(cols))
+			dest := c.row.Targets(len(cols))
 			n := 0
 			for rs.Next() {
 				if err := rs.Scan(dest...); err != nil {
@@ -246,7 +223,7 @@ func (c *scriptConn) results(rs *sql.Rows, index []int, keep workload.ResultFunc
 			if err := rs.Err(); err != nil {
 				return err
 			}
-			keep(stmt, cols, c.row.last(n), n)
+			keep(stmt, cols, c.row.Last(n), n)
 		}
 		if !rs.NextResultSet() {
 			break
@@ -263,7 +240,7 @@ func (c *scriptConn) results(rs *sql.Rows, index []int, keep workload.ResultFunc
 // known: a BEGIN in it counts, a COMMIT does not (a needless ROLLBACK is
 // harmless; a missing one would leave locks held).
 func (c *scriptConn) track(text string, ok bool) {
-	if !mayBeCompound(text) {
+	if !db.MayBeCompound(text) {
 		c.inTx = txApply(c.inTx, txEffectOf(text), ok)
 		return
 	}
@@ -342,7 +319,7 @@ func (e *scriptError) Error() string { return strings.ReplaceAll(e.OpError.Error
 // rowStatements returns the index of each statement of a compound
 // command that returns rows, in order; nil for a single statement.
 func rowStatements(text string) []int {
-	if !mayBeCompound(text) {
+	if !db.MayBeCompound(text) {
 		return nil
 	}
 	stmts, err := db.SplitScript(text)
@@ -383,10 +360,6 @@ func returnsRows(s string) bool {
 
 // trimSemicolon drops a final ';': a prepared statement is one statement.
 func trimSemicolon(s string) string { return strings.TrimRight(s, " \t\r\n;") }
-
-// mayBeCompound reports whether text has a ';' before its end, so more
-// than one statement (or a ';' in a literal).
-func mayBeCompound(text string) bool { return strings.IndexByte(trimSemicolon(text), ';') >= 0 }
 
 // txEffect is what a statement does to the transaction state.
 type txEffect int
@@ -455,136 +428,12 @@ func chained(s string, i int) bool {
 	return false
 }
 
-// nextWord returns the word (letters, digits, _) at s[i:] after spaces
-// and comments (--, #, /* */), and the offset after it; "" when something
-// else comes first.
-func nextWord(s string, i int) (string, int) {
-	for i < len(s) {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-		case c == '#' || c == '-' && i+1 < len(s) && s[i+1] == '-':
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				return "", len(s)
-			}
-			i += j
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				return "", len(s)
-			}
-			i += j + 4
-		default:
-			j := i
-			for j < len(s) && (s[j] == '_' || s[j] >= 'a' && s[j] <= 'z' || s[j] >= 'A' && s[j] <= 'Z' || s[j] >= '0' && s[j] <= '9') {
-				j++
-			}
-			return s[i:j], j
-		}
-	}
-	return "", i
-}
+// nextWord is db.NextWord with MySQL's # comments.
+func nextWord(s string, i int) (string, int) { return db.NextWord(s, i, true) }
 
-// rowKeeper scans rows into buffers of its own, so the last row of a
-// result is still there when the rows are done, without an allocation
-// per row.
-type rowKeeper struct {
-	cells []cell
-	dest  []any // &cells[i]
-	n     int   // columns of the current result
-	out   []any
-}
-
-// targets returns n scan targets.
-func (k *rowKeeper) targets(n int) []any {
-	if len(k.cells) < n {
-		k.cells = make([]cell, n)
-		k.dest = make([]any, n)
-		for i := range k.cells {
-			k.dest[i] = &k.cells[i]
-		}
-	}
-	k.n = n
-	return k.dest[:n]
-}
-
-// last returns the last row scanned as strings (nil for NULL); nil when
-// there were no rows.
-func (k *rowKeeper) last(rows int) []any {
-	if rows == 0 {
-		return nil
-	}
-	k.out = k.out[:0]
-	for i := range k.n {
-		if k.cells[i].null {
-			k.out = append(k.out, nil)
-			continue
-		}
-		k.out = append(k.out, string(k.cells[i].b))
-	}
-	return k.out[:len(k.out):len(k.out)]
-}
-
-// cell is one value of a row as text, written the way PostgreSQL would
-// print it: integers in decimal, floats in their shortest exact form.
-type cell struct {
-	b    []byte
-	null bool
-}
-
-func (c *cell) Scan(src any) error {
-	c.b, c.null = c.b[:0], false
-	switch v := src.(type) {
-	case nil:
-		c.null = true
-	case []byte:
-		c.b = append(c.b, v...)
-	case string:
-		c.b = append(c.b, v...)
-	case int64:
-		c.b = strconv.AppendInt(c.b, v, 10)
-	case uint64:
-		c.b = strconv.AppendUint(c.b, v, 10)
-	case float64:
-		c.b = appendFloat(c.b, v, 64)
-	case float32:
-		c.b = appendFloat(c.b, float64(v), 32)
-	case bool: // stored as 1 or 0, as MySQL prints it
-		if v {
-			c.b = append(c.b, '1')
-		} else {
-			c.b = append(c.b, '0')
-		}
-	case time.Time:
-		c.b = v.AppendFormat(c.b, "2006-01-02 15:04:05.999999")
-	default:
-		return fmt.Errorf("unsupported value type %T", src)
-	}
-	return nil
-}
-
-// appendFloat writes f as PostgreSQL prints a float8 (bits 64) or float4
-// (32): the shortest digits that read back exactly, in fixed notation
-// from 1e-4 up to 1e15 (float4: 1e6), in exponent notation outside.
-func appendFloat(b []byte, f float64, bits int) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(b, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Infinity"...)
-	}
-	limit := 1e15
-	if bits == 32 {
-		limit = 1e6
-	}
-	if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < limit) {
-		return strconv.AppendFloat(b, f, 'f', -1, bits)
-	}
-	return strconv.AppendFloat(b, f, 'e', -1, bits)
-}
+// appendTime writes a time as MySQL prints a DATETIME, microseconds when
+// there are any, in the location the driver gave it (no conversion).
+func appendTime(b []byte, t time.Time) []byte { return t.AppendFormat(b, "2006-01-02 15:04:05.999999") }
 
 // mysqlSpelling turns PostgreSQL's spellings of transaction control, which
 // pgbench's own builtins use (their last command is END;), into MySQL's:

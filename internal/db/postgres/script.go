@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -30,10 +29,7 @@ var (
 	_ metrics.Wired       = (*scriptConn)(nil)
 )
 
-var (
-	errScriptNamed         = errors.New("postgres: named statements are not available in a script session")
-	errScriptPipelineProto = errors.New("pipelines need --protocol extended or prepared (pgbench: cannot use pipeline mode with the simple query protocol)")
-)
+var errScriptPipelineProto = errors.New("pipelines need --protocol extended or prepared (pgbench: cannot use pipeline mode with the simple query protocol)")
 
 // ScriptSupports: every protocol; pipelines only with extended or
 // prepared, as in pgbench.
@@ -61,21 +57,21 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 		return nil, err
 	}
 	return &scriptConn{
-		c:     c,
-		pc:    c.PgConn(),
-		proto: p,
-		wire:  metrics.WireFrom(ctx),
-		stmts: map[int]*scriptStmt{},
-		buf:   make([]byte, 0, 256),
+		ScriptOnly: db.ScriptOnly{DB: "postgres", Proto: p},
+		c:          c,
+		pc:         c.PgConn(),
+		wire:       metrics.WireFrom(ctx),
+		stmts:      map[int]*scriptStmt{},
+		buf:        make([]byte, 0, 256),
 	}, nil
 }
 
 // scriptConn is one script session. Not safe for concurrent use.
 type scriptConn struct {
-	c     *pgx.Conn // owns pc; only used to close it
-	pc    *pgconn.PgConn
-	proto workload.Protocol
-	wire  *metrics.WireCounts // the dial counted into it; nil: not counted
+	db.ScriptOnly           // Mode, and the named-statement methods refused
+	c             *pgx.Conn // owns pc; only used to close it
+	pc            *pgconn.PgConn
+	wire          *metrics.WireCounts // the dial counted into it; nil: not counted
 
 	// stmts are the statements prepared on this connection (ProtoPrepared),
 	// by SQLQuery.ID, named P_<ID> as pgbench names them.
@@ -124,31 +120,6 @@ const (
 
 func (c *scriptConn) Wire() *metrics.WireCounts { return c.wire }
 
-// Mode is client for the simple protocol (values in the text), prepared
-// otherwise (values bound).
-func (c *scriptConn) Mode() workload.Mode {
-	if c.proto == workload.ProtoSimple {
-		return workload.ModeClient
-	}
-	return workload.ModePrepared
-}
-
-func (c *scriptConn) Exec(context.Context, string, ...any) (int64, error) {
-	return 0, errScriptNamed
-}
-
-func (c *scriptConn) QueryRow(context.Context, string, ...any) workload.Row {
-	return &row{err: errScriptNamed}
-}
-
-func (c *scriptConn) Query(context.Context, string, ...any) (workload.Rows, error) {
-	return nil, errScriptNamed
-}
-
-func (c *scriptConn) InTx(context.Context, workload.TxOptions, func(context.Context) error) error {
-	return errors.New("postgres: InTx is not available in a script session: the script's BEGIN and COMMIT go through RunSQL")
-}
-
 // Placeholder is PostgreSQL's $n.
 func (c *scriptConn) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 
@@ -169,7 +140,7 @@ func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep work
 	}
 	defer c.w.end()
 	ctx = context.Background() // watched by begin
-	switch c.proto {
+	switch c.Proto {
 	case workload.ProtoSimple:
 		if len(q.Args) > 0 {
 			return fmt.Errorf("postgres: simple protocol command with %d bound values (they belong in the text)", len(q.Args))
@@ -315,7 +286,7 @@ func (c *scriptConn) encode(args []any) ([][]byte, error) {
 		case int64:
 			buf = strconv.AppendInt(buf, v, 10)
 		case float64:
-			buf = appendFloat(buf, v)
+			buf = db.AppendFloat(buf, v, 64)
 		case string:
 			buf = append(buf, v...)
 		case bool:
@@ -337,24 +308,6 @@ func (c *scriptConn) encode(args []any) ([][]byte, error) {
 	}
 	c.buf, c.spans, c.params = buf, spans, params
 	return params, nil
-}
-
-// appendFloat writes f as PostgreSQL prints a float8 (extra_float_digits
-// 1, the default since PostgreSQL 12): the shortest digits that read back
-// exactly, in fixed notation from 1e-4 to 1e15 and exponential outside.
-func appendFloat(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(b, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Infinity"...)
-	}
-	if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
-		return strconv.AppendFloat(b, f, 'f', -1, 64)
-	}
-	return strconv.AppendFloat(b, f, 'e', -1, 64)
 }
 
 // Rollback ends an open transaction block (a failed one too) with
@@ -384,7 +337,7 @@ func (c *scriptConn) Close(ctx context.Context) error {
 // StartPipeline enters pipeline mode: until EndPipeline, RunSQL only
 // queues. ctx is in effect for the whole pipeline.
 func (c *scriptConn) StartPipeline(ctx context.Context) error {
-	if c.proto == workload.ProtoSimple {
+	if c.Proto == workload.ProtoSimple {
 		return errScriptPipelineProto
 	}
 	if c.pipe != nil {
@@ -415,7 +368,7 @@ func (c *scriptConn) queue(q *workload.SQLQuery, keep workload.ResultFunc) error
 	if err != nil {
 		return err
 	}
-	if c.proto == workload.ProtoExtended {
+	if c.Proto == workload.ProtoExtended {
 		c.pipe.SendQueryParams(q.Text, params, nil, nil, nil)
 		c.ops = append(c.ops, pipeOp{kind: opQuery, text: q.Text})
 		return nil

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +33,6 @@ var (
 	_ workload.ScriptConn = (*scriptConn)(nil)
 )
 
-var errScriptNamed = errors.New("sqlite: named statements are not available in a script session")
-
 // ScriptSupports: every protocol, no pipelines.
 func (d *DB) ScriptSupports(p workload.Protocol, pipelines bool) error {
 	switch p {
@@ -59,46 +56,27 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: connect: %w", err)
 	}
-	return &scriptConn{d: d, c: sc, proto: p, stmts: map[int]*sql.Stmt{}}, nil
+	return &scriptConn{
+		ScriptOnly: db.ScriptOnly{DB: "sqlite", Proto: p},
+		d:          d,
+		c:          sc,
+		stmts:      map[int]*sql.Stmt{},
+		row:        db.RowKeeper{Time: appendTime},
+	}, nil
 }
 
 // scriptConn is one script session. Not safe for concurrent use.
 type scriptConn struct {
-	d     *DB
-	c     *sql.Conn
-	proto workload.Protocol
-	stmts map[int]*sql.Stmt // ProtoPrepared, by SQLQuery.ID
+	db.ScriptOnly // Mode, and the named-statement methods refused
+	d             *DB
+	c             *sql.Conn
+	stmts         map[int]*sql.Stmt // ProtoPrepared, by SQLQuery.ID
 	// Transaction control, prepared once: what the script's BEGIN,
 	// COMMIT and ROLLBACK become.
 	begin, commit, rollback *sql.Stmt
 	inTx                    bool // a transaction the script opened
 	writer                  bool // holding d.writer
-	row                     rowKeeper
-}
-
-// Mode is client for the simple protocol (values in the text), prepared
-// otherwise (values bound).
-func (c *scriptConn) Mode() workload.Mode {
-	if c.proto == workload.ProtoSimple {
-		return workload.ModeClient
-	}
-	return workload.ModePrepared
-}
-
-func (c *scriptConn) Exec(context.Context, string, ...any) (int64, error) {
-	return 0, errScriptNamed
-}
-
-func (c *scriptConn) QueryRow(context.Context, string, ...any) workload.Row {
-	return &row{err: errScriptNamed}
-}
-
-func (c *scriptConn) Query(context.Context, string, ...any) (workload.Rows, error) {
-	return nil, errScriptNamed
-}
-
-func (c *scriptConn) InTx(context.Context, workload.TxOptions, func(context.Context) error) error {
-	return errors.New("sqlite: InTx is not available in a script session: the script's BEGIN and COMMIT go through RunSQL")
+	row                     db.RowKeeper
 }
 
 // Placeholder is ?n.
@@ -114,8 +92,8 @@ func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep work
 	if err := ctx.Err(); err != nil { // mattn may not notice by itself
 		return c.fail(q.Text, err)
 	}
-	if c.proto != workload.ProtoSimple || !mayBeCompound(q.Text) {
-		if c.proto == workload.ProtoSimple && len(q.Args) > 0 {
+	if c.Proto != workload.ProtoSimple || !db.MayBeCompound(q.Text) {
+		if c.Proto == workload.ProtoSimple && len(q.Args) > 0 {
 			return fmt.Errorf("sqlite: simple protocol command with %d bound values (they belong in the text)", len(q.Args))
 		}
 		return c.statement(ctx, q, q.Text, 0, keep)
@@ -170,7 +148,7 @@ func (c *scriptConn) statement(ctx context.Context, q *workload.SQLQuery, text s
 // run sends text (with q's values) by the session's protocol.
 func (c *scriptConn) run(ctx context.Context, q *workload.SQLQuery, text string, idx int, read bool, keep workload.ResultFunc) error {
 	rows := read || keep != nil // otherwise Exec: no row is read
-	switch c.proto {
+	switch c.Proto {
 	case workload.ProtoSimple:
 		if !rows {
 			_, err := c.c.ExecContext(ctx, text)
@@ -231,7 +209,7 @@ func (c *scriptConn) results(rs *sql.Rows, idx int, keep workload.ResultFunc) er
 	if err != nil {
 		return err
 	}
-	dest := c.row.targets(len(cols))
+	dest := c.row.Targets(len(cols))
 	n := 0
 	for rs.Next() {
 		if err := rs.Scan(dest...); err != nil {
@@ -246,7 +224,7 @@ func (c *scriptConn) results(rs *sql.Rows, idx int, keep workload.ResultFunc) er
 		return err
 	}
 	if len(cols) > 0 {
-		keep(idx, cols, c.row.last(n), n)
+		keep(idx, cols, c.row.Last(n), n)
 	}
 	return nil
 }
@@ -331,12 +309,6 @@ type scriptError struct{ db.OpError }
 
 func (e *scriptError) Error() string { return strings.ReplaceAll(e.OpError.Error(), "\n", " ") }
 
-// mayBeCompound reports whether text has a ';' before its end, so more
-// than one statement (or a ';' in a literal).
-func mayBeCompound(text string) bool {
-	return strings.IndexByte(strings.TrimRight(text, " \t\r\n;"), ';') >= 0
-}
-
 // stmtKind is what a statement means for the writer queue.
 type stmtKind int
 
@@ -403,12 +375,12 @@ func oneOf(w string, words ...string) bool {
 // hasWriteWord reports INSERT, UPDATE, DELETE or REPLACE as a word of s.
 func hasWriteWord(s string) bool {
 	for i := 0; i < len(s); {
-		if !isWordByte(s[i]) {
+		if !db.IsWordByte(s[i]) {
 			i++
 			continue
 		}
 		j := i
-		for j < len(s) && isWordByte(s[j]) {
+		for j < len(s) && db.IsWordByte(s[j]) {
 			j++
 		}
 		if oneOf(s[i:j], "INSERT", "UPDATE", "DELETE", "REPLACE") {
@@ -419,142 +391,17 @@ func hasWriteWord(s string) bool {
 	return false
 }
 
-func isWordByte(b byte) bool {
-	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
-}
-
-// skipSpace skips spaces and comments (--, /* */) from s[i:].
-func skipSpace(s string, i int) int {
-	for i < len(s) {
-		switch c := s[i]; {
-		case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-			i++
-		case c == '-' && i+1 < len(s) && s[i+1] == '-':
-			j := strings.IndexByte(s[i:], '\n')
-			if j < 0 {
-				return len(s)
-			}
-			i += j
-		case c == '/' && i+1 < len(s) && s[i+1] == '*':
-			j := strings.Index(s[i+2:], "*/")
-			if j < 0 {
-				return len(s)
-			}
-			i += j + 4
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// nextWord returns the word at s[i:] after spaces and comments, and the
-// offset after it; "" when something else comes first.
-func nextWord(s string, i int) (string, int) {
-	i = skipSpace(s, i)
-	j := i
-	for j < len(s) && isWordByte(s[j]) {
-		j++
-	}
-	return s[i:j], j
-}
+// nextWord is db.NextWord without # comments: in SQLite '#' starts a
+// parameter name.
+func nextWord(s string, i int) (string, int) { return db.NextWord(s, i, false) }
 
 // atEnd reports that only spaces, comments and ';' follow s[i:].
 func atEnd(s string, i int) bool {
-	for i = skipSpace(s, i); i < len(s) && s[i] == ';'; i = skipSpace(s, i+1) {
+	for i = db.SkipSpace(s, i, false); i < len(s) && s[i] == ';'; i = db.SkipSpace(s, i+1, false) {
 	}
 	return i == len(s)
 }
 
-// rowKeeper scans rows into buffers of its own, so the last row of a
-// result is still there when the rows are done, without an allocation
-// per row.
-type rowKeeper struct {
-	cells []cell
-	dest  []any // &cells[i]
-	n     int   // columns of the current result
-	out   []any
-}
-
-// targets returns n scan targets.
-func (k *rowKeeper) targets(n int) []any {
-	if len(k.cells) < n {
-		k.cells = make([]cell, n)
-		k.dest = make([]any, n)
-		for i := range k.cells {
-			k.dest[i] = &k.cells[i]
-		}
-	}
-	k.n = n
-	return k.dest[:n]
-}
-
-// last returns the last row scanned as strings (nil for NULL); nil when
-// there were no rows.
-func (k *rowKeeper) last(rows int) []any {
-	if rows == 0 {
-		return nil
-	}
-	k.out = k.out[:0]
-	for i := range k.n {
-		if k.cells[i].null {
-			k.out = append(k.out, nil)
-			continue
-		}
-		k.out = append(k.out, string(k.cells[i].b))
-	}
-	return k.out
-}
-
-// cell is one value of a row as text: integers in decimal, floats as
-// PostgreSQL prints them, dates as stored, booleans as 1 or 0 (what
-// SQLite stores).
-type cell struct {
-	b    []byte
-	null bool
-}
-
-func (c *cell) Scan(src any) error {
-	c.b, c.null = c.b[:0], false
-	switch v := src.(type) {
-	case nil:
-		c.null = true
-	case []byte:
-		c.b = append(c.b, v...)
-	case string:
-		c.b = append(c.b, v...)
-	case int64:
-		c.b = strconv.AppendInt(c.b, v, 10)
-	case float64:
-		c.b = appendFloat(c.b, v)
-	case bool:
-		if v {
-			c.b = append(c.b, '1')
-		} else {
-			c.b = append(c.b, '0')
-		}
-	case time.Time:
-		c.b = v.UTC().AppendFormat(c.b, readTimeLayout)
-	default:
-		return fmt.Errorf("unsupported value type %T", src)
-	}
-	return nil
-}
-
-// appendFloat writes f as PostgreSQL prints a float8: the shortest digits
-// that read back exactly, in fixed notation from 1e-4 up to 1e15 and in
-// exponent notation outside.
-func appendFloat(b []byte, f float64) []byte {
-	switch {
-	case math.IsNaN(f):
-		return append(b, "NaN"...)
-	case math.IsInf(f, 1):
-		return append(b, "Infinity"...)
-	case math.IsInf(f, -1):
-		return append(b, "-Infinity"...)
-	}
-	if a := math.Abs(f); a == 0 || (a >= 1e-4 && a < 1e15) {
-		return strconv.AppendFloat(b, f, 'f', -1, 64)
-	}
-	return strconv.AppendFloat(b, f, 'e', -1, 64)
-}
+// appendTime writes a time in UTC as SQLite stores it, so a stored
+// "YYYY-MM-DD HH:MM:SS[.fff]" comes back unchanged.
+func appendTime(b []byte, t time.Time) []byte { return t.UTC().AppendFormat(b, readTimeLayout) }
