@@ -6,8 +6,10 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -103,26 +105,27 @@ func Open(ctx context.Context, raw string) (DB, error) {
 }
 
 // Redact returns the URL with any password replaced, for output and logs.
+// Besides URLs it covers what users paste instead: libpq keyword/value
+// strings (password=…), go-sql-driver DSNs (user:pw@tcp(host)/db), and
+// queries that do not parse.
 func Redact(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil {
-		// Unparseable: drop everything between "//" and "@" to be safe.
-		if i := strings.Index(raw, "//"); i >= 0 {
-			if j := strings.LastIndex(raw, "@"); j > i {
-				return raw[:i+2] + "REDACTED" + raw[j:]
-			}
-		}
-		return raw
+	if err != nil || u.Opaque != "" || u.Scheme == "" {
+		return redactText(raw)
 	}
 	if u.User != nil {
 		if _, has := u.User.Password(); has {
 			u.User = url.UserPassword(u.User.Username(), "REDACTED")
 		}
 	}
-	q := u.Query()
+	q, qerr := url.ParseQuery(u.RawQuery)
+	if qerr != nil {
+		u.RawQuery = RedactQuery(u.RawQuery)
+		return u.String()
+	}
 	changed := false
 	for k := range q {
-		if strings.EqualFold(k, "password") || strings.EqualFold(k, "passwd") {
+		if isPasswordKey(k) {
 			q.Set(k, "REDACTED")
 			changed = true
 		}
@@ -131,6 +134,48 @@ func Redact(raw string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+func isPasswordKey(k string) bool {
+	return strings.EqualFold(k, "password") || strings.EqualFold(k, "passwd")
+}
+
+// passwordValue finds password=… and passwd=… values in a query or a
+// keyword/value string: up to the next &, white space or quote.
+var passwordValue = regexp.MustCompile(`(?i)((?:^|[&?\s;])(?:password|passwd)\s*=\s*)('[^']*'|[^&\s;]*)`)
+
+// RedactQuery replaces password values in a raw URL query, parseable or not.
+func RedactQuery(q string) string { return passwordValue.ReplaceAllString(q, "${1}REDACTED") }
+
+// RedactQueryErr is err with password values redacted from its text; the
+// url package quotes the offending part of a query that does not parse.
+func RedactQueryErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if red := RedactQuery(msg); red != msg {
+		return errors.New(red)
+	}
+	return err
+}
+
+// redactText redacts a string that is not a URL with a scheme: the user
+// info of anything with user:pw@ before a host, and password values.
+func redactText(raw string) string {
+	s := raw
+	if at := strings.LastIndex(s, "@"); at >= 0 {
+		start := strings.Index(s, "//")
+		if start >= 0 && start < at {
+			start += 2
+		} else {
+			start = 0
+		}
+		if c := strings.Index(s[start:at], ":"); c >= 0 {
+			s = s[:start+c+1] + "REDACTED" + s[at:]
+		}
+	}
+	return RedactQuery(s)
 }
 
 // Creator is implemented by server databases that can create the database a

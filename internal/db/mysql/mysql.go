@@ -112,7 +112,7 @@ func parseURL(u *url.URL) (*config, error) {
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return nil, fmt.Errorf("mysql URL: bad query: %w", err)
+		return nil, fmt.Errorf("mysql URL: bad query: %w", db.RedactQueryErr(err))
 	}
 	c := &config{isolation: defaultIsolation, load: defaultLoad}
 	if c.blocking, err = db.IOOption(q, "mysql"); err != nil {

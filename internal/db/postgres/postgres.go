@@ -106,7 +106,7 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 	v := *u
 	q, err := url.ParseQuery(v.RawQuery)
 	if err != nil {
-		return nil, 0, fmt.Errorf("postgres URL: bad query %q: %w", v.RawQuery, err)
+		return nil, 0, fmt.Errorf("postgres URL: bad query %q: %w", db.RedactQuery(v.RawQuery), db.RedactQueryErr(err))
 	}
 	routines := Functions
 	if r, ok := q["routines"]; ok {

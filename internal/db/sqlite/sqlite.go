@@ -126,7 +126,7 @@ func parseURL(u *url.URL) (string, []setting, error) {
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return "", nil, fmt.Errorf("sqlite URL: bad query %q: %w", u.RawQuery, err)
+		return "", nil, fmt.Errorf("sqlite URL: bad query %q: %w", db.RedactQuery(u.RawQuery), db.RedactQueryErr(err))
 	}
 	set := slices.Clone(tuning)
 	var unknown []string
