@@ -109,7 +109,66 @@ func Open(ctx context.Context, raw string) (DB, error) {
 // strings (password=…), go-sql-driver DSNs (user:pw@tcp(host)/db), and
 // queries that do not parse.
 func Redact(raw string) string {
+	return scrub(redact(raw), secretsOf(raw))
+}
+
+// secretsOf lists the password values raw carries, as written and
+// unescaped: the safety net of Redact replaces any that is still there.
+func secretsOf(raw string) []string {
+	var out []string
+	add := func(v string) {
+		v = strings.Trim(v, "'")
+		if len(v) >= 2 {
+			out = append(out, v)
+			if e := url.QueryEscape(v); e != v {
+				out = append(out, e)
+			}
+			if e := url.PathEscape(v); e != v {
+				out = append(out, e)
+			}
+		}
+	}
+	forms := []string{raw}
+	if un, err := url.QueryUnescape(raw); err == nil && un != raw {
+		forms = append(forms, un)
+	}
+	for _, f := range forms {
+		for _, m := range passwordValue.FindAllStringSubmatch(f, -1) {
+			add(m[2])
+		}
+	}
+	if u, err := url.Parse(raw); err == nil && u.User != nil {
+		if pw, ok := u.User.Password(); ok {
+			add(pw)
+		}
+	} else if err == nil && u.Opaque != "" {
+		if i := strings.LastIndex(u.Opaque, "@"); i > 0 {
+			add(u.Opaque[:i])
+		}
+	}
+	return out
+}
+
+// scrub replaces every secret still in s.
+func scrub(s string, secrets []string) string {
+	for _, v := range secrets {
+		if strings.Contains(s, v) {
+			s = strings.ReplaceAll(s, v, "REDACTED")
+		}
+	}
+	return s
+}
+
+func redact(raw string) string {
 	u, err := url.Parse(raw)
+	if err == nil && u.Opaque != "" {
+		// user:pw@tcp(host)/db parses as scheme "user" and opaque
+		// "pw@tcp(…)/db": everything before the last @ is the password.
+		if i := strings.LastIndex(u.Opaque, "@"); i > 0 {
+			at := len(u.Scheme) + 1 + i
+			return raw[:len(u.Scheme)+1] + "REDACTED" + RedactQuery(raw[at:])
+		}
+	}
 	if err != nil || u.Opaque != "" || u.Scheme == "" {
 		return redactText(raw)
 	}
@@ -118,6 +177,8 @@ func Redact(raw string) string {
 			u.User = url.UserPassword(u.User.Username(), "REDACTED")
 		}
 	}
+	u.Fragment = RedactQuery(u.Fragment)
+	u.RawFragment = ""
 	q, qerr := url.ParseQuery(u.RawQuery)
 	if qerr != nil {
 		u.RawQuery = RedactQuery(u.RawQuery)
@@ -142,7 +203,7 @@ func isPasswordKey(k string) bool {
 
 // passwordValue finds password=… and passwd=… values in a query or a
 // keyword/value string: up to the next &, white space or quote.
-var passwordValue = regexp.MustCompile(`(?i)((?:^|[&?\s;])(?:password|passwd)\s*=\s*)('[^']*'|[^&\s;]*)`)
+var passwordValue = regexp.MustCompile(`(?i)((?:^|[&?;[:space:]])(?:password|passwd)[[:space:]]*=[[:space:]]*)('[^']*'|[^&;[:space:]]*)`)
 
 // RedactQuery replaces password values in a raw URL query, parseable or not.
 func RedactQuery(q string) string { return passwordValue.ReplaceAllString(q, "${1}REDACTED") }

@@ -3,7 +3,6 @@ package db_test
 import (
 	"context"
 	"net/url"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -63,13 +62,9 @@ func FuzzOpenURL(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	skipKnown := os.Getenv("SLEDGE_FUZZ_SKIP_KNOWN") != ""
 	f.Fuzz(func(t *testing.T, raw string) {
 		red := db.Redact(raw)
 		if leak := leaked(raw, red); leak != "" {
-			if bug := knownLeak(raw, red); bug != "" && skipKnown {
-				t.Skip(bug)
-			}
 			t.Fatalf("Redact(%q) = %q shows the password %q", raw, red, leak)
 		}
 		target := raw
@@ -85,9 +80,6 @@ func FuzzOpenURL(f *testing.F) {
 		if err != nil {
 			msg := err.Error()
 			if leak := leaked(target, msg); leak != "" {
-				if bug := knownLeak(target, msg); bug != "" && skipKnown {
-					t.Skip(bug)
-				}
 				t.Fatalf("Open(%q) error %q shows the password %q", target, msg, leak)
 			}
 			return
@@ -250,29 +242,4 @@ func elsewhere(raw, pw string) bool {
 		}
 	}
 	return false
-}
-
-// knownLeak names the bug behind a leak of a known kind, reported and not
-// fixed yet, or "". SLEDGE_FUZZ_SKIP_KNOWN=1 skips them, to fuzz past them.
-func knownLeak(raw, out string) string {
-	if (strings.Contains(raw, "password=") || strings.Contains(raw, "passwd=")) && !strings.Contains(raw, "://") {
-		return "bug: db.Redact shows a libpq keyword/value string (password=…) whole"
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	switch {
-	case u.Opaque != "" && strings.Contains(u.Opaque, "@"):
-		return "bug: db.Redact shows a go-sql-driver DSN (user:pw@tcp(…)/db) whole"
-	}
-	if _, qerr := url.ParseQuery(u.RawQuery); qerr != nil {
-		switch {
-		case strings.Contains(out, "bad query"):
-			return "bug: postgres and sqlite parseURL quote the raw query, password= value included, when it does not parse"
-		case out == db.Redact(raw):
-			return "bug: db.Redact leaves a password= query value that does not unescape (u.Query drops it)"
-		}
-	}
-	return ""
 }
