@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-go bench-sqlite-drivers fuzz clean
+.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -27,10 +27,16 @@ unit:
 fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitScript$$' -fuzztime 5s ./internal/db/
 	$(GO) test -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime 5s ./internal/db/
+	$(GO) test -run '^$$' -fuzz '^FuzzOpenURL$$' -fuzztime 5s ./internal/db/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 5s ./internal/pgbench/
+	$(GO) test -run '^$$' -fuzz '^FuzzRunFlags$$' -fuzztime 5s ./internal/cli/
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzSplitScript$$' -fuzztime 2m ./internal/db/
 	$(GO) test -run '^$$' -fuzz '^FuzzInterpolate$$' -fuzztime 2m ./internal/db/
+	$(GO) test -run '^$$' -fuzz '^FuzzOpenURL$$' -fuzztime 2m ./internal/db/
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 2m ./internal/pgbench/
+	$(GO) test -run '^$$' -fuzz '^FuzzRunFlags$$' -fuzztime 2m ./internal/cli/
 
 build:
 	$(GO) build -o bin/sledge ./cmd/sledge
@@ -54,6 +60,12 @@ bench-go:
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh
+
+## soak: 10 minutes of sledge run with 32 VUs on a private PostgreSQL,
+## sampling the sledge process's RSS; fails if it grows more than 10% after
+## a minute of warm-up. Not part of test. Figures go to docs/benchmarks.md.
+soak:
+	nice -n 10 $(GO) run ./internal/benchtool/soak -duration 10m -vus 32 -scale 4
 
 clean:
 	rm -rf bin
