@@ -312,38 +312,6 @@ func TestBadInputCatalogue(t *testing.T) {
 // not fixed yet, by case name: they are skipped, with what failed. Remove
 // a case from here when its bug is fixed.
 var badInputKnownBugs = map[string]string{
-	"zero vus":                              bugStore,
-	"zero vus with --json":                  bugStore,
-	"negative duration":                     bugStore,
-	"negative rampup":                       bugStore,
-	"negative iterations":                   bugStore,
-	"extended protocol on tpcc":             bugStore,
-	"unknown protocol":                      bugStore,
-	"--mode and --protocol disagree":        bugStore,
-	"unknown mode":                          bugStore,
-	"--mode with -f":                        bugStore,
-	"negative rate":                         bugStore,
-	"rate not a number":                     bugStore,
-	"negative latency limit":                bugStore,
-	"reconnect garbage":                     bugStore,
-	"reconnect max below first":             bugStore,
-	"zero stop timeout":                     bugStore,
-	"negative progress":                     bugStore,
-	"zero pgbench threads":                  bugStore,
-	"zero build vus":                        bugStore,
-	"compound with -M prepared":             bugStore,
-	"pipeline with -M simple":               bugStore,
-	"job id not a number":                   bugStore,
-	"compare with zero vus":                 bugStore,
-	"compare unknown mode":                  bugStore,
-	"compare unknown transport":             bugStore,
-	"compare report in a missing directory": bugStore,
-	"procedure mode on sqlite":              bugSQLiteFile,
-	"pipeline on SQLite":                    bugSQLiteFile,
-	"build of scripts":                      bugScriptWorkload,
-	"check of scripts":                      bugScriptWorkload,
-	"drop of scripts":                       bugScriptWorkload,
-	"script weights add up to zero":         bugZeroWeight,
 }
 
 const (

@@ -208,6 +208,9 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 		}
 		c.wlName, dbName = "script", "tpcb"
 	}
+	if c.wlName == "script" && cmd.Name() != "run" {
+		return nil, "", usageErr("pgbench scripts have no schema to %s: build, check or drop tpcb (pgbench's tables), or your own", cmd.Name())
+	}
 	if _, err := workload.Lookup(c.wlName); err != nil {
 		return nil, "", usageErr("%v", err)
 	}

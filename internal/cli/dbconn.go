@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"os"
 	"strings"
 
 	"github.com/sledge-bench/sledge/internal/db"
@@ -31,7 +33,8 @@ func openDB(ctx context.Context, raw string) (db.DB, error) {
 // openSession opens the database and a control connection in mode m (0:
 // the database's default mode). With create, a server database that does
 // not exist yet is created first (build).
-func openSession(ctx context.Context, raw, wl string, m workload.Mode, create bool) (*session, error) {
+func openSession(ctx context.Context, raw, wl string, m workload.Mode, create bool) (s *session, err error) {
+	defer removeIfRefused(raw)(&err)
 	d, err := openDB(ctx, raw)
 	if err != nil {
 		return nil, err
@@ -136,4 +139,33 @@ func (s *session) incomplete(ctx context.Context, w workload.Workload) bool {
 		}
 	}
 	return false
+}
+
+// removeIfRefused notes whether raw names an SQLite file that does not
+// exist yet; the function it returns removes the file that opening
+// created when the command was then refused as bad input (exit 2), so
+// refused input leaves nothing behind.
+func removeIfRefused(raw string) func(*error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "sqlite" && u.Scheme != "sqlite3") {
+		return func(*error) {}
+	}
+	path := u.Path
+	if path == "" {
+		path = u.Opaque
+	}
+	if path == "" || strings.HasPrefix(path, ":memory:") {
+		return func(*error) {}
+	}
+	if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+		return func(*error) {}
+	}
+	return func(errp *error) {
+		var ee *exitError
+		if *errp != nil && errors.As(*errp, &ee) && ee.code == ExitUsage {
+			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+				_ = os.Remove(path + suffix)
+			}
+		}
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -48,6 +49,7 @@ func jobsPath(cmd *cobra.Command, env *Env) (string, error) {
 type jobRun struct {
 	warnTo  io.Writer // the real stderr: store warnings are not part of the log
 	store   *jobs.Store
+	created bool // this command created the store's file
 	job     jobs.Job
 	spec    map[string]any
 	secrets []string
@@ -76,7 +78,10 @@ func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, ra
 	ctx := context.WithoutCancel(cmd.Context())
 	path, err := jobsPath(cmd, env)
 	var st *jobs.Store
+	created := false
 	if err == nil {
+		_, serr := os.Stat(path)
+		created = os.IsNotExist(serr)
 		st, err = jobs.Open(ctx, path)
 	}
 	if err != nil {
@@ -84,7 +89,7 @@ func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, ra
 		fmt.Fprintf(env.Stderr, "sledge: warning: this %s is not recorded: %s (--no-job skips the job store)\n", kind, oneLine(err.Error()))
 		return nil, env
 	}
-	r := &jobRun{warnTo: env.Stderr, store: st, secrets: jobs.Secrets(rawURL), start: time.Now()}
+	r := &jobRun{warnTo: env.Stderr, store: st, secrets: jobs.Secrets(rawURL), start: time.Now(), created: created}
 	r.spec = specOf(cmd, kind, w.Name(), rawURL)
 	r.job = jobs.Job{Kind: kind, Workload: w.Name(), Database: db.Redact(rawURL), Version: Version(),
 		Host: jobs.ThisHost(), Started: r.start, Spec: r.specJSON()}
@@ -271,14 +276,27 @@ func (r *jobRun) end(ctx context.Context, err error) error {
 	close(r.stopFlush)
 	<-r.flushDone
 	bg := context.Background()
-	defer r.store.Close()
 	code := exitCode(ctx, err)
 	if code == ExitUsage {
+		// Refused input is not a job, and leaves nothing behind: a store
+		// this command created for it goes again.
 		if derr := r.store.Delete(bg, r.job.ID); derr != nil {
 			r.warn(derr)
 		}
+		if r.created {
+			if left, lerr := r.store.List(bg, 1); lerr == nil && len(left) == 0 {
+				path := r.store.Path()
+				_ = r.store.Close()
+				for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+					_ = os.Remove(path + suffix)
+				}
+				return err
+			}
+		}
+		_ = r.store.Close()
 		return err
 	}
+	defer r.store.Close()
 	switch code {
 	case ExitOK:
 		r.job.Status = jobs.Completed

@@ -188,6 +188,9 @@ host, the summary (as the command printed it), the transaction counter and
 the log. --json prints the whole record, as "jobs export --format json".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if _, err := parseJobID(args[0]); err != nil {
+				return err // before the store is opened (or created)
+			}
 			st, err := openJobs(cmd, env)
 			if err != nil {
 				return err

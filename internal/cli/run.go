@@ -488,9 +488,14 @@ func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 		}
 		o.seed, o.seedSet = n, true
 	}
-	if sw, ok := w.(scriptWorkload); ok && f.Changed("builtin") {
-		specs, _ := f.GetStringArray("builtin")
-		if err := sw.AddBuiltins(specs); err != nil {
+	if sw, ok := w.(scriptWorkload); ok {
+		if f.Changed("builtin") {
+			specs, _ := f.GetStringArray("builtin")
+			if err := sw.AddBuiltins(specs); err != nil {
+				return usageErr("%v", err)
+			}
+		}
+		if err := sw.Validate(); err != nil { // weights, before anything is opened
 			return usageErr("%v", err)
 		}
 	}
@@ -517,7 +522,8 @@ func (o *runOpts) pgbenchOptions(w workload.Workload) error {
 
 // openScriptSession opens a database for users' scripts, with a control
 // session in protocol p, after checking that the database can run them.
-func openScriptSession(ctx context.Context, raw string, p workload.Protocol, pipelines bool) (*session, error) {
+func openScriptSession(ctx context.Context, raw string, p workload.Protocol, pipelines bool) (s *session, err error) {
+	defer removeIfRefused(raw)(&err)
 	d, err := openDB(ctx, raw)
 	if err != nil {
 		return nil, err
