@@ -311,8 +311,7 @@ func TestBadInputCatalogue(t *testing.T) {
 // badInputKnownBugs are the cases that fail because of a bug reported and
 // not fixed yet, by case name: they are skipped, with what failed. Remove
 // a case from here when its bug is fixed.
-var badInputKnownBugs = map[string]string{
-}
+var badInputKnownBugs = map[string]string{}
 
 const (
 	bugStore = "input refused with exit 2 after the job store was opened (cli: run.go runRun/flagsSet and plan.Validate, " +
