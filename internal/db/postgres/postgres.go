@@ -145,7 +145,8 @@ func redactErr(err error, u *url.URL) string {
 			s = strings.ReplaceAll(s, pw, "REDACTED")
 		}
 	}
-	return s
+	// pgx masks password= in a keyword/value string it quotes, not passwd=.
+	return db.RedactQueryErr(errors.New(db.Redact(s))).Error()
 }
 
 // DB is a PostgreSQL database named by a URL.
