@@ -63,9 +63,9 @@ bench-sqlite-drivers:
 
 ## soak: 10 minutes of sledge run with 32 VUs on a private PostgreSQL,
 ## sampling the sledge process's RSS; fails if it grows more than 10% after
-## a minute of warm-up. Not part of test. Figures go to docs/benchmarks.md.
+## three minutes of warm-up (docs/benchmarks.md, Soak). Not part of test. Figures go to docs/benchmarks.md.
 soak:
-	nice -n 10 $(GO) run ./internal/benchtool/soak -duration 10m -vus 32 -scale 4
+	nice -n 10 $(GO) run ./internal/benchtool/soak -duration 10m -warmup 3m -vus 32 -scale 4
 
 clean:
 	rm -rf bin
