@@ -101,6 +101,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "bad random seed", args: []string{"run", "--random-seed", "often"}, code: ExitUsage, want: `--random-seed "often": want a whole number, time or rand`},
 		{name: "negative seed", args: []string{"run", "--seed", "-1"}, code: ExitUsage, want: `invalid value "-1" for "--seed" flag: want a whole number`},
 		{name: "extended protocol on tpcc", args: []string{"run", "tpcc", "--protocol", "extended"}, code: ExitUsage, want: "--protocol extended applies to scripts (-f)"},
+		{name: "builtin on tpcc", args: []string{"run", "tpcc", "-b", "select-only"}, code: ExitUsage, want: "--builtin (-b) is pgbench's: it applies to tpcb and to script runs (-f), not to tpcc"},
 		{name: "unknown protocol", args: []string{"run", "-M", "fast"}, code: ExitUsage, want: `--protocol "fast": use simple, extended or prepared`},
 		{name: "--mode and --protocol disagree", args: []string{"run", "--mode", "client", "--protocol", "prepared"}, code: ExitUsage, want: "--protocol prepared and --mode client disagree"},
 		{name: "unknown mode", args: []string{"run", "--mode", "bogus"}, code: ExitUsage, want: `unknown mode "bogus"`},

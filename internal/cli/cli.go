@@ -200,6 +200,17 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 	if len(args) > 0 {
 		c.wlName = args[0]
 	}
+	// pgbench -b without -f: the builtin is the tpcb workload.
+	if b := cmd.Flags().Lookup("builtin"); b != nil && b.Changed {
+		f := cmd.Flags().Lookup("file")
+		switch {
+		case f != nil && f.Changed:
+		case len(args) == 0:
+			c.wlName = "tpcb"
+		case args[0] != "tpcb":
+			return nil, "", usageErr("--builtin (-b) is pgbench's: it applies to tpcb and to script runs (-f), not to %s", args[0])
+		}
+	}
 	dbName := c.wlName
 	if f := cmd.Flags().Lookup("file"); f != nil && f.Changed {
 		// pgbench -f: users' scripts, usually on pgbench's tables.
