@@ -503,7 +503,7 @@ func waitVUs(allDone <-chan struct{}, vus []*vu, cancelTx func(), deadline time.
 	case <-t.C:
 	}
 	for _, v := range vus {
-		if v.busy.Load() {
+		if v.busy() {
 			stuck = append(stuck, v.id+1)
 		}
 	}
@@ -609,9 +609,8 @@ type vu struct {
 	errs   map[string]int64
 	// stopped is set when the VU ended at an error (RaiseError).
 	stopped bool
-	// busy is set while a transaction runs, for the stuck report; since is
-	// its start (UnixNano) for the transaction timeout's watchdog.
-	busy  atomic.Bool
+	// since is the start (UnixNano) of the transaction running now, 0
+	// between transactions: the stuck report and the watchdog read it.
 	since atomic.Int64
 	// txCtx is the context of the VU's transactions: the run's, with a
 	// cancel of its own for the watchdog; timedOut says the watchdog did it.
@@ -785,7 +784,6 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 	wire0 = v.wire.Load()
 	start := time.Now()
 	v.since.Store(start.UnixNano())
-	v.busy.Store(true)
 	retries := int64(0)
 	var err error
 	for {
@@ -796,7 +794,7 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 		retries++
 	}
 	now := time.Now()
-	v.busy.Store(false)
+	v.since.Store(0)
 	if err != nil && v.timedOut.Load() {
 		// The watchdog cancelled this transaction's statements: say so
 		// (the loop gives the next one a fresh context).
@@ -955,6 +953,9 @@ func sortErrors(m map[string]int64) []ErrorCount {
 	return out
 }
 
+// busy reports whether the VU is inside a transaction.
+func (v *vu) busy() bool { return v.since.Load() != 0 }
+
 // newTxCtx gives the VU a fresh transaction context under parent.
 func (v *vu) newTxCtx(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
@@ -975,7 +976,7 @@ func watchdog(vus []*vu, limit time.Duration, done <-chan struct{}) {
 			return
 		case now := <-t.C:
 			for _, v := range vus {
-				if v.busy.Load() && now.UnixNano()-v.since.Load() > int64(limit) && !v.timedOut.Load() {
+				if t := v.since.Load(); t != 0 && now.UnixNano()-t > int64(limit) && !v.timedOut.Load() {
 					v.timedOut.Store(true)
 					v.txMu.Lock()
 					cancel := v.cancelTx
