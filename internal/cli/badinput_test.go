@@ -314,17 +314,6 @@ func TestBadInputCatalogue(t *testing.T) {
 // a case from here when its bug is fixed.
 var badInputKnownBugs = map[string]string{}
 
-const (
-	bugStore = "input refused with exit 2 after the job store was opened (cli: run.go runRun/flagsSet and plan.Validate, " +
-		"build.go runBuild --build-vus, compare.go option checks, jobs.go id parsing after openJobs): an empty jobs.db is left behind"
-	bugSQLiteFile = "the mode or pipelines are checked after db.Open, which creates the SQLite file (cli: dbconn.go openSession " +
-		"Supports, run.go openScriptSession ScriptSupports): an empty database file is left behind"
-	bugScriptWorkload = "build, check and drop accept the script workload, which has no schema: exit 1 with an internal message " +
-		"(check, build) or 0 (drop), and the SQLite file is created"
-	bugZeroWeight = "the total script weight is checked when the workload attaches, after the database is opened: exit 1, " +
-		"\"read schema: total script weight must not be zero\", and the SQLite file is created"
-)
-
 // filesUnder lists the files (not directories) under dir.
 func filesUnder(t *testing.T, dir string) map[string]bool {
 	t.Helper()

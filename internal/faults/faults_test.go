@@ -38,8 +38,7 @@ func TestServerRestart(t *testing.T) {
 			r0.Sub(measuring).Seconds(), restarted.Sub(r0).Round(time.Millisecond))
 		code, took := p.wait(duration + time.Minute)
 		stdout, stderr := p.stdout.String(), p.stderr.String()
-		bug := probeBug(t, code, stderr)
-		if code != 0 && !bug {
+		if code != 0 {
 			t.Fatalf("exit %d after %v\nstderr:\n%s", code, took, stderr)
 		}
 		r := parseRun(t, stdout, stderr)
@@ -51,19 +50,17 @@ func TestServerRestart(t *testing.T) {
 		if r.ConnLost < 1 || r.ConnLost > r.Total.Errors {
 			t.Errorf("conn_lost %d, errors %d: want 1 ≤ conn_lost ≤ errors", r.ConnLost, r.Total.Errors)
 		}
-		if wholeOutage(t, r) < 1 || len(r.OutageSecs) != r.OutageS {
+		if r.OutageS < 1 || len(r.OutageSecs) != r.OutageS {
 			t.Errorf("outage_s %d, outage_seconds %v: want at least one second", r.OutageS, r.OutageSecs)
 		}
 		if r.TPMSource != "client" || r.TPM != r.TPMClient {
 			t.Errorf("tpm %.0f from %q, client %.0f: want sledge's own count", r.TPM, r.TPMSource, r.TPMClient)
 		}
-		if !bug {
-			if r.TPMNote == "" {
-				t.Errorf("tpm from %q without a tpm_note saying why", r.TPMSource)
-			}
-			if r.NOPM == nil || *r.NOPM <= 0 {
-				t.Errorf("nopm %v: want it from the district rows, which survive a restart", fmtNOPM(r.NOPM))
-			}
+		if r.TPMNote == "" {
+			t.Errorf("tpm from %q without a tpm_note saying why", r.TPMSource)
+		}
+		if r.NOPM == nil || *r.NOPM <= 0 {
+			t.Errorf("nopm %v: want it from the district rows, which survive a restart", fmtNOPM(r.NOPM))
 		}
 		if len(r.StuckVUs) != 0 {
 			t.Errorf("stuck VUs %v", r.StuckVUs)
@@ -121,17 +118,6 @@ func TestServerRestart(t *testing.T) {
 // down is how long TestServerRestart keeps the server down.
 const down = 2500 * time.Millisecond
 
-// probeBug is false: the counters at the end of a restarted run are read
-// on a reopened control session (internal/cli/run.go, reopenCtl). Kept as
-// a function so a regression says what it is.
-func probeBug(t *testing.T, code int, stderr string) bool {
-	t.Helper()
-	if code == 1 && strings.Contains(stderr, "sledge: read counters: ") {
-		t.Errorf("the end-of-run counters could not be read after the restart: %s", tail(stderr, 1))
-	}
-	return false
-}
-
 func fmtNOPM(v *float64) string {
 	if v == nil {
 		return "none"
@@ -165,7 +151,7 @@ func TestKilledConnection(t *testing.T) {
 		if r.Reconnects != 1 || r.ConnLost != 1 || r.Total.Errors != 1 {
 			t.Errorf("reconnects %d, conn_lost %d, errors %d: want 1, 1, 1", r.Reconnects, r.ConnLost, r.Total.Errors)
 		}
-		if n := wholeOutage(t, r); n != 0 {
+		if n := r.OutageS; n != 0 {
 			t.Errorf("outage %d s %v: the other virtual users went on", n, r.OutageSecs)
 		}
 		if j := lastRun(t, jobs); j.Status != "completed" {
@@ -216,7 +202,7 @@ func checkHung(t *testing.T, p *proc, measuring time.Time, jobs string) runResul
 	t.Logf("stuck VUs %v, transactions %d, errors %d, nopm %v, outage %d s; stderr tail: %s", r.StuckVUs, r.Total.Count, r.Total.Errors, r.NOPM, r.OutageS, tail(stderr, 2))
 	// The virtual users waited from the fault to the end: whole seconds
 	// without a transaction.
-	if wholeOutage(t, r) < 2 {
+	if r.OutageS < 2 {
 		t.Errorf("outage %d s %v: want the seconds the server did not answer", r.OutageS, r.OutageSecs)
 	}
 	if len(r.StuckVUs) == 0 {
@@ -253,12 +239,6 @@ func boundBug(t *testing.T, ended, bound time.Duration) {
 func stuckBug(t *testing.T) {
 	t.Helper()
 	t.Errorf("stuck_vus is empty: the virtual users were inside a transaction when the stop timeout ran out")
-}
-
-// wholeOutage is outage_s; the engine counts whole seconds only.
-func wholeOutage(t *testing.T, r runResult) int {
-	t.Helper()
-	return r.OutageS
 }
 
 func tail(s string, n int) string {
