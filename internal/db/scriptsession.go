@@ -237,3 +237,17 @@ func NextWord(s string, i int, hash bool) (string, int) {
 func IsWordByte(b byte) bool {
 	return b == '_' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9'
 }
+
+// SupportsWithoutPipelines is ScriptSupports for a database that runs every
+// protocol but cannot pipeline (everything but PostgreSQL).
+func SupportsWithoutPipelines(dbName string, p workload.Protocol, pipelines bool) error {
+	switch p {
+	case workload.ProtoSimple, workload.ProtoExtended, workload.ProtoPrepared:
+	default:
+		return fmt.Errorf("%s: unknown protocol %d: use simple, extended or prepared", dbName, int(p))
+	}
+	if pipelines {
+		return errors.New("pipelines (\\startpipeline) work only on PostgreSQL")
+	}
+	return nil
+}

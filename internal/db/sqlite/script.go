@@ -35,15 +35,7 @@ var (
 
 // ScriptSupports: every protocol, no pipelines.
 func (d *DB) ScriptSupports(p workload.Protocol, pipelines bool) error {
-	switch p {
-	case workload.ProtoSimple, workload.ProtoExtended, workload.ProtoPrepared:
-	default:
-		return fmt.Errorf("sqlite: unknown protocol %d: use simple, extended or prepared", int(p))
-	}
-	if pipelines {
-		return errors.New("pipelines (\\startpipeline) work only on PostgreSQL")
-	}
-	return nil
+	return db.SupportsWithoutPipelines("sqlite", p, pipelines)
 }
 
 // ConnectScript opens a script session on its own connection of the pool,
