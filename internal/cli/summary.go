@@ -13,7 +13,6 @@ import (
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/metrics"
-	"github.com/sledge-bench/sledge/internal/pgbench"
 	"github.com/sledge-bench/sledge/internal/workload"
 	"github.com/sledge-bench/sledge/internal/workload/script"
 )
@@ -586,26 +585,11 @@ func secondsList(secs []int) string {
 	return b.String()
 }
 
-// transactionType is pgbench's "transaction type" line: the builtin's
-// description, the script file, or "multiple scripts". Empty for TPC-C.
+// transactionType is pgbench's "transaction type" line, from workloads that
+// have one (workload.Describer); empty for TPC-C.
 func transactionType(w workload.Workload) string {
-	mix := w.Mix()
-	switch w.Name() {
-	case "tpcc":
-		return ""
-	case "tpcb":
-		if len(mix) == 1 {
-			if b, err := pgbench.Builtin(mix[0].Name); err == nil {
-				return b.Name
-			}
-		}
-	case "script":
-		if len(mix) == 1 {
-			return mix[0].Name
-		}
-	}
-	if len(mix) > 1 {
-		return "multiple scripts"
+	if d, ok := w.(workload.Describer); ok {
+		return d.Description()
 	}
 	return ""
 }

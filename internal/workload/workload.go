@@ -209,3 +209,9 @@ type MeterTxn interface {
 type Scaler interface {
 	Scale() (unit string, n int) // ("warehouses", 4)
 }
+
+// Describer is implemented by workloads with pgbench's "transaction type"
+// line: a builtin's description, a script's name, or "multiple scripts".
+type Describer interface {
+	Description() string
+}

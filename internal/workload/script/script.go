@@ -263,6 +263,15 @@ func (w *Workload) Mix() []workload.TxType {
 	return out
 }
 
+// Description is pgbench's "transaction type": the script's name, or
+// "multiple scripts" (workload.Describer).
+func (w *Workload) Description() string {
+	if mix := w.Mix(); len(mix) == 1 {
+		return mix[0].Name
+	}
+	return "multiple scripts"
+}
+
 // Scripts returns the parsed scripts in Mix order.
 func (w *Workload) Scripts() []*pgbench.Script { return w.scripts }
 
