@@ -54,6 +54,13 @@ func newRun(env *Env) *cobra.Command {
 		Short: "Drive a built schema with virtual users and report what was measured",
 		Long: `Run virtual users against a built schema (default workload: tpcc).
 
+pgbench: "sledge run tpcb" runs pgbench's builtins (-b tpcb-like,
+simple-update, select-only; -b alone implies tpcb), and "sledge run -f
+FILE[@W]" runs pgbench script files (-M simple|extended|prepared, -D
+name=value). pgbench's -c -T -t -P -R -L -r work as in pgbench
+(docs/pgbench.md). After --duration, --stop-timeout bounds the wait for
+transactions in flight; a lost connection is reopened (--reconnect).
+
 A timed run warms up for --rampup (not counted), then measures for
 --duration. With --iterations N each virtual user runs N transactions and
 the whole run is measured (HammerDB's test driver).
