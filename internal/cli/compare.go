@@ -34,6 +34,7 @@ type compareOpts struct {
 	rampup     time.Duration
 	duration   time.Duration
 	iterations int
+	progress   int // -P: seconds between each cell's progress lines; 0: the progress bar
 	socket     string
 	host       string
 	port       int
@@ -97,12 +98,23 @@ run" does), starts no other, and prints the table of what was measured
 		fs.VisitAll(func(f *pflag.Flag) { o.wlFlags[f.Name] = true })
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.modes, "modes", "", "comma-separated modes (default: every mode the database supports of procedure, client, prepared)")
+	// The options a run has too take the same spellings and values as in
+	// run (docs/compare.md): -c, -T, -t, -P, plain seconds, --mode.
+	fs.StringVar(&o.modes, "modes", "", "comma-separated modes (default: every mode the database supports of procedure, client, prepared); also --mode")
 	fs.StringVar(&o.transports, "transports", "", "comma-separated transports, tcp and unix (default: the --db URL's)")
-	fs.StringVar(&o.vus, "vus", "1,2,4,8", "comma-separated virtual user counts")
-	fs.DurationVar(&o.rampup, "rampup", 10*time.Second, "warm-up of every cell before its measured interval, not counted")
-	fs.DurationVar(&o.duration, "duration", time.Minute, "measured interval of every cell")
-	fs.IntVar(&o.iterations, "iterations", 0, "transactions per virtual user in every cell instead of a timed run")
+	fs.StringVarP(&o.vus, "vus", "c", "1,2,4,8", "comma-separated virtual user counts, each with its own connection (pgbench -c)")
+	o.rampup = 10 * time.Second
+	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up of every cell before its measured interval, not counted: 10 (seconds), 90s, 5m")
+	o.duration = time.Minute
+	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval of every cell: 30 (seconds), 90s, 5m (pgbench -T)")
+	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user in every cell instead of a timed run (pgbench -t)")
+	fs.IntVarP(&o.progress, "progress", "P", 0, "print each cell's progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
+	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "mode" { // run's spelling
+			name = "modes"
+		}
+		return pflag.NormalizedName(name)
+	})
 	fs.StringVar(&o.socket, "socket", "", "unix socket for --transports unix when --db is a TCP URL (PostgreSQL: its directory; MariaDB: the socket file)")
 	fs.StringVar(&o.host, "host", "127.0.0.1", "host for --transports tcp when --db is a unix socket URL")
 	fs.IntVar(&o.port, "port", 0, "port for --transports tcp when --db is a unix socket URL (default: the URL's, else the database's usual port)")
@@ -222,9 +234,15 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 			return usageErr("--html %s: no directory %s to write it in", o.html, filepath.Dir(o.html))
 		}
 	}
+	if o.progress < 0 {
+		return usageErr("--progress must not be negative")
+	}
 	if !o.seedSet {
 		o.seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs
 	}
+	// The job records the seed the cells run with, so that its command
+	// line repeats the compare.
+	o.job.setSeed(o.seed)
 	urls, err := transportURLs(rawURL, o)
 	if err != nil {
 		return err
@@ -562,6 +580,9 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	} else {
 		args = append(args, "--rampup", o.rampup.String(), "--duration", o.duration.String())
 	}
+	if o.progress > 0 {
+		args = append(args, "--progress", strconv.Itoa(o.progress))
+	}
 	if o.job == nil {
 		args = append(args, "--no-job")
 	} else {
@@ -587,11 +608,17 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	child.WaitDelay = time.Minute
 	var stdout, stderr bytes.Buffer
 	child.Stdout, child.Stderr = &stdout, &stderr
+	if o.progress > 0 {
+		// -P: the cell's own progress lines, as they come.
+		child.Stderr = io.MultiWriter(&stderr, env.Stderr)
+	}
 
 	what := fmt.Sprintf("cell %d/%d: %s · %s · %d VU%s", i+1, n, c.mode, c.transport, c.vus, plural(c.vus))
 	var disp *progress
 	start := time.Now()
-	if !o.jsonOut {
+	if o.progress > 0 {
+		fmt.Fprintln(env.Stderr, what)
+	} else if !o.jsonOut {
 		fmt.Fprintln(env.Stderr, what)
 		total := o.rampup + o.duration
 		disp = startProgress(env, 10*time.Second, func() (float64, string) {
@@ -630,8 +657,9 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	c.res = &res
 	c.jobID = o.job.childJob(child.Process.Pid, start)
 	if !o.jsonOut {
-		// A run prints warnings on stderr even with --json: pass them on.
-		if s := strings.TrimSpace(stderr.String()); s != "" {
+		// A run prints warnings on stderr even with --json: pass them on
+		// (-P passed them on as they came).
+		if s := strings.TrimSpace(stderr.String()); s != "" && o.progress == 0 {
 			fmt.Fprintln(env.Stderr, s)
 		}
 		fmt.Fprintf(env.Stderr, "  %s, %s TPM%s\n", throughputText(&res), thousands(int64(res.TPM+0.5)), jobText(c.jobID))

@@ -211,6 +211,19 @@ func (r *jobRun) setRun(info db.Info, mode workload.Mode, vus int, seed uint64, 
 	r.update()
 }
 
+// setSeed records the seed a command resolved (one it picked when --seed
+// was not given), so that the spec repeats it.
+func (r *jobRun) setSeed(seed uint64) {
+	if r == nil {
+		return
+	}
+	if opts, ok := r.spec["options"].(map[string]any); ok {
+		opts["seed"] = json.Number(strconv.FormatUint(seed, 10))
+	}
+	r.job.Spec = r.specJSON()
+	r.update()
+}
+
 // sample starts the once-a-second transaction counter of a run.
 func (r *jobRun) sample(live *engine.Live) {
 	if r == nil {

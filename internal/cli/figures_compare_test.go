@@ -1,0 +1,115 @@
+package cli
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// A compare without --seed picks one, runs every cell with it and records
+// it in its job, so the recorded command line repeats the compare; the
+// run's spellings (-c, -T in plain seconds, -P) work in compare too.
+func TestCompareRecordsItsSeed(t *testing.T) {
+	path := builtDB(t)
+	home := t.TempDir()
+	stdout, stderr, code := runCLI(t, home, "compare", "--db", "sqlite://"+path, "--mode", "client",
+		"-c", "1", "--rampup", "0", "-T", "2", "-P", "1", "--json")
+	if code != 0 {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	var out compareOut
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("bad JSON %v: %s", err, stdout)
+	}
+	if out.Seed == 0 || len(out.Cells) != 1 || out.Cells[0].JobID == nil {
+		t.Fatalf("compare: %s", stdout)
+	}
+	if !regexp.MustCompile(`(?m)^progress: \d+\.\d s, `).MatchString(stderr) {
+		t.Errorf("-P 1: no progress lines on stderr:\n%s", stderr)
+	}
+	seed := strconv.FormatUint(out.Seed, 10)
+	for _, id := range []int64{out.JobID, *out.Cells[0].JobID} {
+		r := showJob(t, home, strconv.FormatInt(id, 10))
+		spec, err := decodeSpec(r.Spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := spec.Options["seed"]; got != json.Number(seed) {
+			t.Errorf("job %d (%s) records --seed %v, the compare ran with %s", id, r.Kind, got, seed)
+		}
+		if r.Kind == "compare" {
+			if dur := spec.Options["duration"]; dur != "2s" {
+				t.Errorf("compare job records --duration %v, want 2s", dur)
+			}
+			text, _, _ := runCLI(t, home, "jobs", "show", strconv.FormatInt(id, 10))
+			if !strings.Contains(text, "--seed "+seed) {
+				t.Errorf("jobs show: command line lacks --seed %s:\n%s", seed, text)
+			}
+		}
+	}
+}
+
+// Every option run and compare share parses to the same value under the
+// same spellings.
+func TestRunAndCompareShareFlags(t *testing.T) {
+	env := &Env{Getenv: func(string) string { return "" }}
+	cases := []struct {
+		name    string
+		args    []string
+		flag    string // run's name
+		cmpFlag string // compare's name, when it differs
+		want    string
+	}{
+		{"-T plain seconds", []string{"-T", "10"}, "duration", "", "10s"},
+		{"--duration plain seconds", []string{"--duration", "10"}, "duration", "", "10s"},
+		{"--duration=90s", []string{"--duration=90s"}, "duration", "", "1m30s"},
+		{"--duration 5m", []string{"--duration", "5m"}, "duration", "", "5m0s"},
+		{"--rampup plain seconds", []string{"--rampup", "5"}, "rampup", "", "5s"},
+		{"--rampup 0", []string{"--rampup", "0"}, "rampup", "", "0s"},
+		{"-c", []string{"-c", "4"}, "vus", "", "4"},
+		{"--vus", []string{"--vus", "8"}, "vus", "", "8"},
+		{"-t", []string{"-t", "100"}, "iterations", "", "100"},
+		{"--iterations", []string{"--iterations", "7"}, "iterations", "", "7"},
+		{"-P", []string{"-P", "5"}, "progress", "", "5"},
+		{"--progress", []string{"--progress", "2"}, "progress", "", "2"},
+		{"--seed", []string{"--seed", "42"}, "seed", "", "42"},
+		{"--mode", []string{"--mode", "client"}, "mode", "modes", "client"},
+		{"--all-warehouses", []string{"--all-warehouses"}, "all-warehouses", "", "true"},
+		{"--db", []string{"--db", "sqlite:///tmp/x.db"}, "db", "", "sqlite:///tmp/x.db"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, cmd := range []string{"run", "compare"} {
+				var fs = newRun(env).Flags()
+				name := c.flag
+				if cmd == "compare" {
+					fs = newCompare(env).Flags()
+					if c.cmpFlag != "" {
+						name = c.cmpFlag
+					}
+				}
+				if err := fs.Parse(c.args); err != nil {
+					t.Fatalf("%s %v: %v", cmd, c.args, err)
+				}
+				f := fs.Lookup(name)
+				if f == nil {
+					t.Fatalf("%s has no --%s", cmd, name)
+				}
+				if got := f.Value.String(); got != c.want {
+					t.Errorf("%s %v: --%s is %q, want %q", cmd, c.args, name, got, c.want)
+				}
+			}
+		})
+	}
+	// The same spelling, and the same pgbench name in the help.
+	run, cmp := newRun(env).Flags(), newCompare(env).Flags()
+	pg := regexp.MustCompile(`\(pgbench -\w\)`)
+	for _, n := range []string{"duration", "iterations", "vus", "progress", "rampup", "seed", "db", "json"} {
+		a, b := run.Lookup(n), cmp.Lookup(n)
+		if a.Shorthand != b.Shorthand || pg.FindString(a.Usage) != pg.FindString(b.Usage) {
+			t.Errorf("--%s: run -%s %q, compare -%s %q", n, a.Shorthand, a.Usage, b.Shorthand, b.Usage)
+		}
+	}
+}
