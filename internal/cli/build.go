@@ -126,7 +126,10 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 		if disp != nil {
 			disp.Stop()
 			disp = nil
-			fmt.Fprintf(env.Stderr, "loaded %s rows in %s; creating indexes\n", thousands(prog.Loaded()), seconds(loaded.Sub(start)))
+			// One total for one build: the rows so far of all the build
+			// will load, the last table's included (it comes last).
+			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating indexes and procedures, then loading %s (%s rows), which marks the build complete\n",
+				thousands(prog.Loaded()), thousands(prog.Total), seconds(loaded.Sub(start)), tables[last].Name, thousands(tables[last].Rows))
 		}
 		if err = s.db.Script(ctx, w.Name(), "indexes"); err != nil {
 			err = fmt.Errorf("create indexes: %w", err)

@@ -83,6 +83,9 @@ func TestMain(m *testing.M) {
 	if builtPath != "" {
 		os.RemoveAll(filepath.Dir(builtPath))
 	}
+	if twoWHPath != "" {
+		os.RemoveAll(filepath.Dir(twoWHPath))
+	}
 	os.Exit(code)
 }
 

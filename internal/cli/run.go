@@ -302,6 +302,15 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %d virtual user%s, %s, seed %d\n",
 			w.Name(), s.url, info.Driver, info.Version, info.Transport, how, o.vus, plural(o.vus), scaleText(w), o.seed)
+		hw, ok1 := w.(homeWarehouser)
+		sc, ok2 := w.(workload.Scaler)
+		if ok1 && ok2 {
+			homes, _ := hw.HomeWarehouses(o.vus)
+			_, n := sc.Scale()
+			if t := warehousesText(o.vus, homes, n); t != "" {
+				fmt.Fprintln(env.Stderr, t)
+			}
+		}
 	}
 	live := engine.NewLive(plan)
 	o.job.sample(live)

@@ -74,6 +74,9 @@ type runSummary struct {
 	Scale       string   `json:"scale_text,omitempty"`
 	ScaleN      *int     `json:"scale,omitempty"`      // tpcb: pgbench's scaling factor
 	Warehouses  *int     `json:"warehouses,omitempty"` // tpcc
+	// tpcc: the home warehouses the VUs use, ascending (all of them only
+	// with --all-warehouses or at least as many VUs as warehouses).
+	HomeWarehouses []int `json:"home_warehouses,omitempty"`
 	Protocol    string   `json:"protocol,omitempty"`   // scripts: pgbench -M
 	Seed        uint64   `json:"seed"`
 	RampupS     float64  `json:"rampup_s"`
@@ -162,6 +165,9 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 		unit, n := sc.Scale()
 		if strings.HasPrefix(unit, "warehouse") {
 			sum.Warehouses = &n
+			if hw, ok := w.(homeWarehouser); ok {
+				sum.HomeWarehouses, _ = hw.HomeWarehouses(o.vus)
+			}
 		} else {
 			sum.ScaleN = &n
 		}
@@ -347,6 +353,11 @@ func printSummary(out io.Writer, s *runSummary) {
 	}
 	fmt.Fprintf(out, "\n%s on %s %s (%s) · %s · %d virtual user%s%s · seed %d\n",
 		s.Workload, s.Driver, s.DBVersion, s.Transport, how, s.VUs, plural(s.VUs), scale, s.Seed)
+	if s.Warehouses != nil {
+		if t := warehousesText(s.VUs, s.HomeWarehouses, *s.Warehouses); t != "" {
+			fmt.Fprintln(out, t)
+		}
+	}
 	switch {
 	case s.MeasuredS == 0:
 		fmt.Fprintln(out, "nothing was measured: the run stopped before the measured interval began")
@@ -592,4 +603,52 @@ func transactionType(w workload.Workload) string {
 		return d.Description()
 	}
 	return ""
+}
+
+// homeWarehouser is a workload whose virtual users have home warehouses
+// (TPC-C).
+type homeWarehouser interface {
+	HomeWarehouses(vus int) (homes []int, all bool)
+}
+
+// warehousesText says which home warehouses the VUs use: "2 VUs on home
+// warehouses 1–2 of 4; --all-warehouses spreads them over all 4"; "" with
+// one warehouse.
+// --all-warehouses only makes a difference with fewer VUs than
+// warehouses, so it is read from the list.
+func warehousesText(vus int, homes []int, warehouses int) string {
+	if warehouses <= 1 || len(homes) == 0 {
+		return "" // nothing to choose from
+	}
+	who := fmt.Sprintf("%d VU%s", vus, plural(vus))
+	switch {
+	case len(homes) < warehouses:
+		return fmt.Sprintf("%s on home warehouse%s %s of %d; --all-warehouses spreads them over all %d",
+			who, plural(len(homes)), rangesText(homes), warehouses, warehouses)
+	case vus < warehouses:
+		return fmt.Sprintf("%s spread over all %d warehouses (--all-warehouses: each picks a home warehouse from its list before every transaction)",
+			who, warehouses)
+	}
+	return fmt.Sprintf("%s on home warehouses %s of %d", who, rangesText(homes), warehouses)
+}
+
+// rangesText shortens ascending numbers into ranges: "1–4, 7".
+func rangesText(ns []int) string {
+	var b strings.Builder
+	for i := 0; i < len(ns); {
+		j := i
+		for j+1 < len(ns) && ns[j+1] == ns[j]+1 {
+			j++
+		}
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		if j > i {
+			fmt.Fprintf(&b, "%d–%d", ns[i], ns[j])
+		} else {
+			fmt.Fprintf(&b, "%d", ns[i])
+		}
+		i = j + 1
+	}
+	return b.String()
 }

@@ -199,3 +199,27 @@ func (t *terminal) delivery(w int64) *delivery {
 func (t *terminal) stockLevel(w int64) *stockLevel {
 	return &stockLevel{w: w, d: t.slevD, threshold: int64(t.r.between(10, 20))}
 }
+
+// HomeWarehouses lists, in ascending order, the home warehouses vus
+// virtual users draw from, as NewTerminal assigns them: warehouses
+// 1..min(vus, W), or all W with --all-warehouses. all reports
+// --all-warehouses.
+func (w *Workload) HomeWarehouses(vus int) (homes []int, all bool) {
+	wh := w.warehouses
+	used := make([]bool, wh+1)
+	for vu := range vus {
+		if w.cfg.AllWarehouses {
+			for j := range ceilDiv(wh, vus) {
+				used[(vu+j*vus)%wh+1] = true
+			}
+		} else {
+			used[vu%wh+1] = true
+		}
+	}
+	for n := 1; n <= wh; n++ {
+		if used[n] {
+			homes = append(homes, n)
+		}
+	}
+	return homes, w.cfg.AllWarehouses
+}

@@ -295,3 +295,45 @@ func TestRemoteIsUniform(t *testing.T) {
 		within(t, fmt.Sprintf("remote warehouse %d", wh), float64(n), 10_000, 0.05)
 	}
 }
+
+// TestHomeWarehousesAreTheOnesUsed: HomeWarehouses lists exactly the home
+// warehouses the terminals draw their transactions' warehouse from.
+func TestHomeWarehousesAreTheOnesUsed(t *testing.T) {
+	cases := []struct {
+		wh, vus int
+		all     bool
+		want    []int
+	}{
+		{4, 2, false, []int{1, 2}},
+		{4, 2, true, []int{1, 2, 3, 4}},
+		{4, 8, false, []int{1, 2, 3, 4}},
+		{1, 3, false, []int{1}},
+		{10, 4, true, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}},
+		{10, 3, false, []int{1, 2, 3}},
+	}
+	for _, tc := range cases {
+		t.Run(fmt.Sprintf("warehouses=%d/vus=%d/all=%v", tc.wh, tc.vus, tc.all), func(t *testing.T) {
+			w := New(Config{Warehouses: tc.wh, AllWarehouses: tc.all, Seed: 1})
+			got, all := w.HomeWarehouses(tc.vus)
+			if !reflect.DeepEqual(got, tc.want) || all != tc.all {
+				t.Fatalf("HomeWarehouses(%d) = %v, %v; want %v, %v", tc.vus, got, all, tc.want, tc.all)
+			}
+			used := map[int]bool{}
+			for vu := range tc.vus {
+				term := w.NewTerminal(vu, tc.vus, 1)
+				for range 500 {
+					used[int(homeOf(term.Next()))] = true
+				}
+			}
+			for _, h := range got {
+				if !used[h] {
+					t.Errorf("warehouse %d listed but not used", h)
+				}
+				delete(used, h)
+			}
+			if len(used) != 0 {
+				t.Errorf("warehouses used but not listed: %v", used)
+			}
+		})
+	}
+}
