@@ -74,9 +74,6 @@ type runSummary struct {
 	Scale       string   `json:"scale_text,omitempty"`
 	ScaleN      *int     `json:"scale,omitempty"`      // tpcb: pgbench's scaling factor
 	Warehouses  *int     `json:"warehouses,omitempty"` // tpcc
-	// tpcc: the home warehouses the VUs use, ascending (all of them only
-	// with --all-warehouses or at least as many VUs as warehouses).
-	HomeWarehouses []int `json:"home_warehouses,omitempty"`
 	Protocol    string   `json:"protocol,omitempty"`   // scripts: pgbench -M
 	Seed        uint64   `json:"seed"`
 	RampupS     float64  `json:"rampup_s"`
@@ -136,6 +133,11 @@ type runSummary struct {
 	Errors     []engine.ErrorCount `json:"errors"`
 	StoppedVUs []int               `json:"stopped_vus,omitempty"` // --raise-error: VUs that stopped at an error
 	Settings   map[string]string   `json:"db_settings,omitempty"`
+
+	// tpcc: the home warehouses the VUs use, ascending, beside
+	// "warehouses" (all of them only with --all-warehouses or at least as
+	// many VUs as warehouses).
+	HomeWarehouses []int `json:"home_warehouses,omitempty"`
 }
 
 func toJSON(s metrics.Summary) txJSON {
