@@ -183,3 +183,49 @@ func TestRunSaysWhichWarehouses(t *testing.T) {
 		})
 	}
 }
+
+// -R and -L: the TPC-C text summary says what they did, as the tpcb and
+// script summaries do; without them it says nothing of it.
+func TestTPCCSummaryShowsRateAndLatencyLimit(t *testing.T) {
+	path := builtDB(t)
+	cases := []struct {
+		name    string
+		args    []string
+		want    []string
+		notWant []string
+	}{
+		{"-R and -L", []string{"-R", "400", "-L", "0.5"}, []string{"rate limit: 400 transactions per second in all (-R)",
+			"number of transactions skipped: ", "number of transactions above the 0.5 ms latency limit: ", "rate limit schedule lag: avg "}, nil},
+		{"-L", []string{"-L", "1000"}, []string{"number of transactions above the 1000.0 ms latency limit: "},
+			[]string{"skipped", "rate limit"}},
+		{"-R", []string{"--rate", "400"}, []string{"rate limit: 400 transactions per second", "rate limit schedule lag: avg "},
+			[]string{"skipped", "latency limit"}},
+		{"neither", nil, nil, []string{"skipped", "latency limit", "rate limit"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := append([]string{"run", "--db", "sqlite://" + path, "-c", "2", "-t", "20", "--no-job"}, c.args...)
+			stdout, stderr, code := runCLI(t, t.TempDir(), args...)
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("summary lacks %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(stdout, w) {
+					t.Errorf("summary has %q:\n%s", w, stdout)
+				}
+			}
+			if c.name == "-L" {
+				// Late of the transactions processed: every one of them.
+				m := regexp.MustCompile(`latency limit: (\d+)/(\d+)`).FindStringSubmatch(stdout)
+				if m == nil || number(t, m[2]) != 40 {
+					t.Errorf("late line does not count the 40 transactions: %s", stdout)
+				}
+			}
+		})
+	}
+}

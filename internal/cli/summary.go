@@ -388,6 +388,9 @@ func printSummary(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "%-5s %12s   transactions per minute, counted by sledge (%s)\n",
 			"TPM", thousands(int64(s.TPM+0.5)), why)
 	}
+	if s.Workload == "tpcc" {
+		printLimits(out, s)
+	}
 	fmt.Fprintln(out)
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "type\tcount\trollbacks\terrors\tretries\tmean ms\tp50 ms\tp90 ms\tp95 ms\tp99 ms\tmax ms\t")
@@ -524,8 +527,27 @@ func printPgbench(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
 		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
 	}
+	printSkippedLate(out, s)
+	fmt.Fprintf(out, "latency average = %.3f ms\n", s.LatencyAvgMs)
+	fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
+	fmt.Fprintf(out, "latency percentiles: p50 = %.3f ms, p90 = %.3f ms, p99 = %.3f ms, max = %.3f ms\n",
+		s.P50Ms, s.P90Ms, s.P99Ms, s.MaxMs)
+	if s.LagAvgMs != nil {
+		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
+	}
+	fmt.Fprintf(out, "tps = %f (without initial connection time; counted by sledge over the measured interval)\n\n", s.TPS)
+}
+
+// printSkippedLate prints pgbench's lines for -R with -L (transactions
+// skipped) and for -L (transactions late), in pgbench's wording.
+func printSkippedLate(out io.Writer, s *runSummary) {
 	if s.RateTPS > 0 && s.LatencyLimitMs > 0 {
-		fmt.Fprintf(out, "number of transactions skipped: %d (%s)\n", s.Skipped, pct(s.Skipped))
+		den := float64(s.Processed + s.Skipped + s.Failed)
+		pct := "0.000%"
+		if den > 0 {
+			pct = fmt.Sprintf("%.3f%%", 100*float64(s.Skipped)/den)
+		}
+		fmt.Fprintf(out, "number of transactions skipped: %d (%s)\n", s.Skipped, pct)
 	}
 	if s.LatencyLimitMs > 0 {
 		late := "0.000%"
@@ -535,14 +557,23 @@ func printPgbench(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "number of transactions above the %.1f ms latency limit: %d/%d (%s)\n",
 			s.LatencyLimitMs, s.Late, s.Processed, late)
 	}
-	fmt.Fprintf(out, "latency average = %.3f ms\n", s.LatencyAvgMs)
-	fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
-	fmt.Fprintf(out, "latency percentiles: p50 = %.3f ms, p90 = %.3f ms, p99 = %.3f ms, max = %.3f ms\n",
-		s.P50Ms, s.P90Ms, s.P99Ms, s.MaxMs)
+}
+
+// printLimits prints what -R and -L did in a TPC-C summary, which has
+// no pgbench report: the rate, skipped and late transactions, the lag
+// behind the schedule.
+func printLimits(out io.Writer, s *runSummary) {
+	if s.RateTPS <= 0 && s.LatencyLimitMs <= 0 {
+		return
+	}
+	fmt.Fprintln(out)
+	if s.RateTPS > 0 {
+		fmt.Fprintf(out, "rate limit: %g transactions per second in all (-R), on a Poisson schedule; latencies count from the schedule\n", s.RateTPS)
+	}
+	printSkippedLate(out, s)
 	if s.LagAvgMs != nil {
 		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
 	}
-	fmt.Fprintf(out, "tps = %f (without initial connection time; counted by sledge over the measured interval)\n\n", s.TPS)
 }
 
 // printStatements prints -r: per statement (or script command) latency.
