@@ -14,6 +14,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -184,8 +185,8 @@ func newJobsShow(env *Env) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show everything a job recorded",
 		Long: `Show a job: the command and its options, the database and its settings, the
-host, the summary (as the command printed it), the transaction counter and
-the log. --json prints the whole record, as "jobs export --format json".`,
+host, the summary (as the command printed it: a compare's table of cells),
+the transaction counter and the log. --json prints the whole record, as "jobs export --format json".`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := parseJobID(args[0]); err != nil {
@@ -240,6 +241,8 @@ func printJob(out io.Writer, r *jobs.Record) {
 	if len(r.Summary) > 0 {
 		if s := runSummaryOf(&r.Job); s != nil {
 			printSummary(out, s)
+		} else if c := compareSummaryOf(&r.Job); c != nil {
+			printCompare(out, c)
 		} else {
 			var v any
 			if json.Unmarshal(r.Summary, &v) == nil {
@@ -274,6 +277,18 @@ func runSummaryOf(j *jobs.Job) *runSummary {
 	}
 	s.MeterName = meterName(j.Workload)
 	return &s
+}
+
+// compareSummaryOf decodes a compare's stored summary; nil for other jobs.
+func compareSummaryOf(j *jobs.Job) *compareJSON {
+	if j.Kind != "compare" || len(j.Summary) == 0 {
+		return nil
+	}
+	var c compareJSON
+	if err := json.Unmarshal(j.Summary, &c); err != nil {
+		return nil
+	}
+	return &c
 }
 
 // meterName is the workload's business counter's name ("NOPM").
@@ -409,8 +424,15 @@ func newJobsDiff(env *Env) *cobra.Command {
 		Use:   "diff A B",
 		Short: "Compare two jobs side by side, with ratios B/A",
 		Long: `Compare two jobs: how they ran (database, mode, virtual users, host), NOPM
-and TPM, each transaction type's count and p50/p90/p99 latency, with the
-ratio B/A, then the database settings and options that differ.`,
+and TPM, each transaction type's count and p50/p90/p99 latency, the cost per
+transaction (round trips, bytes sent and received, client CPU µs, context
+switches), with the ratio B/A, then the database settings and options that
+differ.
+
+Two compares are compared cell by cell, cells matched by mode, transport and
+virtual users ("client/tcp/4"): NOPM, TPM, p90, round trips, bytes and client
+CPU µs per transaction, with the ratio B/A; the cells only one of them has
+are listed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openJobs(cmd, env)
@@ -445,6 +467,10 @@ type jobDiff struct {
 	Figures  []diffRow `json:"figures"`  // results, with ratios
 	Settings []diffRow `json:"settings"` // database settings that differ
 	Options  []diffRow `json:"options"`  // command options that differ
+	// Compares: the cells of one job that the other has not (by mode,
+	// transport and virtual users), as "mode/transport/vus".
+	OnlyA []string `json:"only_in_a,omitempty"`
+	OnlyB []string `json:"only_in_b,omitempty"`
 }
 
 func diffJobs(a, b *jobs.Record) *jobDiff {
@@ -494,12 +520,71 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 			num(ta.Name+".p90_ms", ta.P90Ms, tb.P90Ms)
 			num(ta.Name+".p99_ms", ta.P99Ms, tb.P99Ms)
 		}
+		if ca, cb := sa.PerTxn, sb.PerTxn; ca != nil && cb != nil {
+			// The cost per transaction, overall (docs/cost.md).
+			num("per_txn.round_trips", ca.RoundTrips, cb.RoundTrips)
+			num("per_txn.bytes_sent", ca.BytesSent, cb.BytesSent)
+			num("per_txn.bytes_received", ca.BytesReceived, cb.BytesReceived)
+			if ca.ClientCPUUs != nil && cb.ClientCPUUs != nil {
+				num("per_txn.client_cpu_us", *ca.ClientCPUUs, *cb.ClientCPUUs)
+			}
+			if ca.ContextSwitches != nil && cb.ContextSwitches != nil {
+				num("per_txn.context_switches", *ca.ContextSwitches, *cb.ContextSwitches)
+			}
+		}
+	}
+	if ca, cb := compareSummaryOf(&a.Job), compareSummaryOf(&b.Job); ca != nil && cb != nil {
+		str("seed", strconv.FormatUint(ca.Seed, 10), strconv.FormatUint(cb.Seed, 10))
+		str("cells", strconv.Itoa(len(ca.Cells)), strconv.Itoa(len(cb.Cells)))
+		d.OnlyA, d.OnlyB = diffCells(ca, cb, num)
 	}
 	d.Settings = differing(a.DB.Settings, b.DB.Settings)
 	oa, _ := decodeSpec(a.Spec) // an unreadable spec has no options to compare
 	ob, _ := decodeSpec(b.Spec)
 	d.Options = differing(stringMap(oa.Options), stringMap(ob.Options))
 	return d
+}
+
+// cellName names a compare's cell: "mode/transport/vus".
+func cellName(c *cellJSON) string {
+	return fmt.Sprintf("%s/%s/%d", c.Mode, c.Transport, c.VUs)
+}
+
+// diffCells compares two compares cell by cell, matching cells by mode,
+// transport and virtual users, in A's order; it returns the cells only
+// one of them has.
+func diffCells(a, b *compareJSON, num func(name string, x, y float64)) (onlyA, onlyB []string) {
+	bc := map[string]*cellJSON{}
+	for i := range b.Cells {
+		bc[cellName(&b.Cells[i])] = &b.Cells[i]
+	}
+	seen := map[string]bool{}
+	for i := range a.Cells {
+		ca := &a.Cells[i]
+		name := cellName(ca)
+		cb, ok := bc[name]
+		if !ok {
+			onlyA = append(onlyA, name)
+			continue
+		}
+		seen[name] = true
+		if ca.NOPM != nil && cb.NOPM != nil {
+			num(name+".nopm", *ca.NOPM, *cb.NOPM)
+		}
+		num(name+".tpm", ca.TPM, cb.TPM)
+		num(name+".p90_ms", ca.P90Ms, cb.P90Ms)
+		if xa, xb := ca.cost(), cb.cost(); xa != nil && xb != nil {
+			num(name+".round_trips", xa.RoundTrips, xb.RoundTrips)
+			num(name+".bytes", xa.BytesSent+xa.BytesReceived, xb.BytesSent+xb.BytesReceived)
+			num(name+".client_cpu_us", xa.ClientCPUUs, xb.ClientCPUUs)
+		}
+	}
+	for i := range b.Cells {
+		if name := cellName(&b.Cells[i]); !seen[name] {
+			onlyB = append(onlyB, name)
+		}
+	}
+	return onlyA, onlyB
 }
 
 func stringMap(m map[string]any) map[string]string {
@@ -534,49 +619,107 @@ func differing(a, b map[string]string) []diffRow {
 }
 
 func printDiff(out io.Writer, d *jobDiff) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "\tjob %d\tjob %d\t\n", d.A, d.B)
+	// One table for every part, so that job A's and job B's columns are
+	// the same on every line.
+	var t textTable
+	t.row("", fmt.Sprintf("job %d", d.A), fmt.Sprintf("job %d", d.B), "B/A")
 	for _, r := range d.Jobs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t\n", r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
+		t.row(r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
 	}
-	tw.Flush()
+	t.line("")
 	if len(d.Figures) > 0 {
-		fmt.Fprintln(out)
-		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "\tjob %d\tjob %d\tB/A\t\n", d.A, d.B)
 		for _, r := range d.Figures {
 			ratio := "-"
 			if r.Ratio != nil {
 				ratio = fmt.Sprintf("%.2f", *r.Ratio)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", r.Name, figure(r.Name, r.A), figure(r.Name, r.B), ratio)
+			t.row(r.Name, figure(r.Name, r.A), figure(r.Name, r.B), ratio)
 		}
-		tw.Flush()
 	} else {
-		fmt.Fprintln(out, "\n(no figures to compare: both jobs must be runs with a summary)")
+		t.line("(no figures to compare: both jobs must be runs with a summary, or both compares)")
+	}
+	for _, sec := range []struct {
+		title string
+		cells []string
+	}{{fmt.Sprintf("cells only in job %d:", d.A), d.OnlyA}, {fmt.Sprintf("cells only in job %d:", d.B), d.OnlyB}} {
+		if len(sec.cells) > 0 {
+			t.line("")
+			t.line(sec.title + " " + strings.Join(sec.cells, ", "))
+		}
 	}
 	for _, sec := range []struct {
 		title string
 		rows  []diffRow
-	}{{"settings that differ", d.Settings}, {"options that differ", d.Options}} {
+	}{{"settings that differ:", d.Settings}, {"options that differ:", d.Options}} {
 		if len(sec.rows) == 0 {
 			continue
 		}
-		fmt.Fprintf(out, "\n%s:\n", sec.title)
-		tw = tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+		t.line("")
+		t.line(sec.title)
 		for _, r := range sec.rows {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t\n", r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
+			t.row("  "+r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
 		}
-		tw.Flush()
 	}
+	t.write(out)
 }
 
+// figure formats a figure of jobs diff by its name's unit.
 func figure(name string, v any) string {
 	f, _ := v.(float64)
-	if strings.HasSuffix(name, "_ms") {
+	switch {
+	case strings.HasSuffix(name, "_ms"):
 		return ms(f)
+	case strings.HasSuffix(name, "round_trips"), strings.HasSuffix(name, "context_switches"):
+		return fmt.Sprintf("%.2f", f)
+	case strings.HasSuffix(name, "client_cpu_us"):
+		return fmt.Sprintf("%.1f", f)
 	}
 	return thousands(int64(f + 0.5))
+}
+
+// textTable lays out rows of cells in columns as wide as their widest
+// cell (in characters, not bytes), two spaces apart; a line of its own
+// (a title) takes no part in the columns.
+type textTable struct {
+	rows [][]string // a line of its own is one cell with lone set
+	lone []bool
+}
+
+func (t *textTable) row(cells ...string) { t.rows = append(t.rows, cells); t.lone = append(t.lone, false) }
+func (t *textTable) line(s string)       { t.rows = append(t.rows, []string{s}); t.lone = append(t.lone, true) }
+
+func (t *textTable) write(out io.Writer) {
+	var widths []int
+	for i, r := range t.rows {
+		if t.lone[i] {
+			continue
+		}
+		for k, c := range r {
+			if k == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[k] = max(widths[k], utf8.RuneCountInString(c))
+		}
+	}
+	for i, r := range t.rows {
+		var b strings.Builder
+		if t.lone[i] {
+			b.WriteString(r[0])
+		}
+		for k, c := range r {
+			if t.lone[i] {
+				break
+			}
+			if k > 0 {
+				b.WriteString("  ")
+			}
+			b.WriteString(c)
+			if k < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[k]-utf8.RuneCountInString(c)))
+			}
+		}
+		fmt.Fprintln(out, strings.TrimRight(b.String(), " "))
+	}
 }
 
 func newJobsExport(env *Env) *cobra.Command {
