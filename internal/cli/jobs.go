@@ -685,8 +685,14 @@ type textTable struct {
 	lone []bool
 }
 
-func (t *textTable) row(cells ...string) { t.rows = append(t.rows, cells); t.lone = append(t.lone, false) }
-func (t *textTable) line(s string)       { t.rows = append(t.rows, []string{s}); t.lone = append(t.lone, true) }
+func (t *textTable) row(cells ...string) {
+	t.rows = append(t.rows, cells)
+	t.lone = append(t.lone, false)
+}
+func (t *textTable) line(s string) {
+	t.rows = append(t.rows, []string{s})
+	t.lone = append(t.lone, true)
+}
 
 func (t *textTable) write(out io.Writer) {
 	var widths []int
