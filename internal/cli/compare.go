@@ -62,7 +62,15 @@ cell's NOPM as a ratio of the first cell's. --html FILE also writes one
 self-contained report with charts that works offline (see docs/compare.md).
 
 Each cell is a normal "sledge run", a job of its own in the job store; the
-compare is a job too (kind compare) listing the cells' jobs.
+compare is a job too (kind compare) listing the cells' jobs, and recording
+the seed every cell ran with (one picked when --seed is not given), so the
+command "sledge jobs show ID" prints repeats the compare.
+
+The options run has are spelled and read as in run: -c/--vus (a list
+here), -T/--duration and --rampup in plain seconds or with a unit (60, 90s,
+5m), -t/--iterations, -P/--progress (each cell's own progress lines), --mode
+for --modes, --seed, and the workload's run options such as
+--all-warehouses, passed on to every cell.
 
 Transports: --db gives one. For the other:
   PostgreSQL  tcp URL + --socket DIR        unix: the same URL with host=DIR (and its port)

@@ -39,7 +39,7 @@ func flags(cmd string, fs *pflag.FlagSet) func(seed uint64) (workload.Workload, 
 		fs.IntVar(&cfg.Warehouses, "warehouses", 1, "number of warehouses, the scale factor (1..10000; about 100 MB each)")
 	case "run":
 		fs.BoolVar(&cfg.AllWarehouses, "all-warehouses", false,
-			"spread each virtual user over a round-robin list of warehouses, picking one at random before every transaction (HammerDB \"Use All Warehouses\")")
+			"spread each virtual user over a round-robin list of warehouses, picking one at random before every transaction (HammerDB \"Use All Warehouses\"); without it N VUs use home warehouses 1..N, as the run says")
 	}
 	return func(seed uint64) (workload.Workload, error) {
 		c := cfg
