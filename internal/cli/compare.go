@@ -35,6 +35,7 @@ type compareOpts struct {
 	duration   time.Duration
 	iterations int
 	progress   int // -P: seconds between each cell's progress lines; 0: the progress bar
+	randomSeed string // --random-seed: pgbench's form of --seed, as in run
 	socket     string
 	host       string
 	port       int
@@ -69,7 +70,7 @@ command "sledge jobs show ID" prints repeats the compare.
 The options run has are spelled and read as in run: -c/--vus (a list
 here), -T/--duration and --rampup in plain seconds or with a unit (60, 90s,
 5m), -t/--iterations, -P/--progress (each cell's own progress lines), --mode
-for --modes, --seed, and the workload's run options such as
+for --modes, --seed or --random-seed, and the workload's run options such as
 --all-warehouses, passed on to every cell.
 
 Transports: --db gives one. For the other:
@@ -117,6 +118,7 @@ run" does), starts no other, and prints the table of what was measured
 	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval of every cell: 30 (seconds), 90s, 5m (pgbench -T)")
 	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user in every cell instead of a timed run (pgbench -t)")
 	fs.IntVarP(&o.progress, "progress", "P", 0, "print each cell's progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
+	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		if name == "mode" { // run's spelling
 			name = "modes"
@@ -244,6 +246,20 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 	}
 	if o.progress < 0 {
 		return usageErr("--progress must not be negative")
+	}
+	f := cmd.Flags()
+	if f.Changed("duration") && o.iterations > 0 {
+		return usageErr("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
+	}
+	if f.Changed("random-seed") {
+		if f.Changed("seed") {
+			return usageErr("give either --seed or --random-seed, not both")
+		}
+		n, err := parseRandomSeed(o.randomSeed)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		o.seed, o.seedSet = n, true
 	}
 	if !o.seedSet {
 		o.seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs

@@ -75,6 +75,7 @@ func TestRunAndCompareShareFlags(t *testing.T) {
 		{"-P", []string{"-P", "5"}, "progress", "", "5"},
 		{"--progress", []string{"--progress", "2"}, "progress", "", "2"},
 		{"--seed", []string{"--seed", "42"}, "seed", "", "42"},
+		{"--random-seed", []string{"--random-seed", "42"}, "random-seed", "", "42"},
 		{"--mode", []string{"--mode", "client"}, "mode", "modes", "client"},
 		{"--all-warehouses", []string{"--all-warehouses"}, "all-warehouses", "", "true"},
 		{"--db", []string{"--db", "sqlite:///tmp/x.db"}, "db", "", "sqlite:///tmp/x.db"},
@@ -111,5 +112,67 @@ func TestRunAndCompareShareFlags(t *testing.T) {
 		if a.Shorthand != b.Shorthand || pg.FindString(a.Usage) != pg.FindString(b.Usage) {
 			t.Errorf("--%s: run -%s %q, compare -%s %q", n, a.Shorthand, a.Usage, b.Shorthand, b.Usage)
 		}
+	}
+}
+
+// The refusals run makes of the shared options, compare makes too.
+func TestCompareRefusesAsRunDoes(t *testing.T) {
+	path := builtDB(t)
+	lite := "sqlite://" + path
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"duration and iterations", []string{"-T", "10", "-t", "5"}, "give either -T/--duration or -t/--iterations, not both"},
+		{"seed and random-seed", []string{"--seed", "1", "--random-seed", "2"}, "give either --seed or --random-seed, not both"},
+		{"bad random-seed", []string{"--random-seed", "soon"}, `--random-seed "soon": want a whole number, time or rand`},
+		{"negative progress", []string{"-P", "-1"}, "--progress must not be negative"},
+		{"bad duration", []string{"-T", "ten"}, "want a duration such as 30 (seconds), 90s or 5m"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, cmd := range []string{"run", "compare"} {
+				args := append([]string{cmd, "--db", lite, "--no-job"}, c.args...)
+				_, stderr, code := runCLI(t, t.TempDir(), args...)
+				if code != ExitUsage || !strings.Contains(stderr, c.want) || strings.Count(stderr, "\n") != 1 {
+					t.Errorf("%s %v: exit %d, want %d and one line saying %q: %q", cmd, c.args, code, ExitUsage, c.want, stderr)
+				}
+			}
+		})
+	}
+}
+
+// --random-seed time: the job records the seed it came to as --seed, so
+// its command line repeats the run or compare (and is accepted).
+func TestRandomSeedIsRecordedAsSeed(t *testing.T) {
+	path := builtDB(t)
+	for _, cmd := range []string{"run", "compare"} {
+		t.Run(cmd, func(t *testing.T) {
+			home := t.TempDir()
+			stdout, stderr, code := runCLI(t, home, cmd, "--db", "sqlite://"+path, "--mode", "client", "-c", "1", "-t", "5", "--random-seed", "time", "--json")
+			if code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			var out struct {
+				Seed  uint64 `json:"seed"`
+				JobID int64  `json:"job_id"`
+			}
+			if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+				t.Fatal(err)
+			}
+			id := "1"
+			if out.JobID != 0 {
+				id = strconv.FormatInt(out.JobID, 10)
+			}
+			text, _, _ := runCLI(t, home, "jobs", "show", id)
+			line := regexp.MustCompile(`(?m)^command   sledge (.*)$`).FindStringSubmatch(text)
+			if line == nil {
+				t.Fatalf("no command line:\n%s", text)
+			}
+			if !strings.Contains(line[1], "--seed "+strconv.FormatUint(out.Seed, 10)) || strings.Contains(line[1], "--random-seed") {
+				t.Errorf("command line %q does not repeat seed %d", line[1], out.Seed)
+			}
+		})
 	}
 }

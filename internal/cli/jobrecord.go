@@ -195,9 +195,7 @@ func (r *jobRun) setRun(info db.Info, mode workload.Mode, vus int, seed uint64, 
 	}
 	r.job.DB = dbInfo(info)
 	r.job.Mode, r.job.VUs = mode.String(), vus
-	if opts, ok := r.spec["options"].(map[string]any); ok {
-		opts["seed"] = json.Number(strconv.FormatUint(seed, 10))
-	}
+	r.specSeed(seed)
 	if mode := mode.String(); mode != "" {
 		if opts, ok := r.spec["options"].(map[string]any); ok {
 			opts["mode"] = mode
@@ -217,11 +215,27 @@ func (r *jobRun) setSeed(seed uint64) {
 	if r == nil {
 		return
 	}
+	r.specSeed(seed)
+	r.job.Spec = r.specJSON()
+	r.update()
+}
+
+// specSeed puts the seed resolved into the spec as --seed, in place of
+// --random-seed (time, rand), which would not repeat it and which --seed
+// refuses beside it.
+func (r *jobRun) specSeed(seed uint64) {
 	if opts, ok := r.spec["options"].(map[string]any); ok {
 		opts["seed"] = json.Number(strconv.FormatUint(seed, 10))
 	}
-	r.job.Spec = r.specJSON()
-	r.update()
+	if set, ok := r.spec["set"].([]string); ok {
+		kept := []string{}
+		for _, n := range set {
+			if n != "random-seed" {
+				kept = append(kept, n)
+			}
+		}
+		r.spec["set"] = kept
+	}
 }
 
 // sample starts the once-a-second transaction counter of a run.
