@@ -34,7 +34,7 @@ type compareOpts struct {
 	rampup     time.Duration
 	duration   time.Duration
 	iterations int
-	progress   int // -P: seconds between each cell's progress lines; 0: the progress bar
+	progress   int    // -P: seconds between each cell's progress lines; 0: the progress bar
 	randomSeed string // --random-seed: pgbench's form of --seed, as in run
 	socket     string
 	host       string
