@@ -825,7 +825,7 @@ func (r *cellJSON) cost() *report.Cost {
 // it: never a half-written file.
 func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 	r := &report.Report{Title: fmt.Sprintf("sledge compare: %s on %s %s", c.Workload, c.Driver, c.DBVersion),
-		Command: commandLine(cmd), Generated: time.Now(), Database: c.Database, DBVersion: c.DBVersion,
+		Command: commandLine(cmd, c.Seed), Generated: time.Now(), Database: c.Database, DBVersion: c.DBVersion,
 		P90Type: c.P90Type, Settings: c.Settings, JobID: c.JobID, Interrupted: c.Interrupted}
 	h := c.Host
 	for _, f := range []report.Fact{{Name: "hostname", Value: h.Hostname}, {Name: "CPU", Value: h.CPUModel},
@@ -881,15 +881,20 @@ func gib(b int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
-// commandLine is the compare command as given, the password redacted.
-func commandLine(cmd *cobra.Command) string {
+// commandLine is the compare command as given, the password redacted,
+// with the seed it ran with (in place of --random-seed): it repeats the
+// compare.
+func commandLine(cmd *cobra.Command, seed uint64) string {
 	parts := append([]string{"sledge compare"}, cmd.Flags().Args()...)
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		v := f.Value.String()
-		if f.Name == "db" {
+		switch f.Name {
+		case "db":
 			v = db.Redact(v)
+		case "seed", "random-seed":
+			return
 		}
 		parts = append(parts, "--"+f.Name+" "+v)
 	})
-	return strings.Join(parts, " ")
+	return strings.Join(append(parts, "--seed "+strconv.FormatUint(seed, 10)), " ")
 }

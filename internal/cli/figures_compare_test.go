@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -14,8 +16,9 @@ import (
 func TestCompareRecordsItsSeed(t *testing.T) {
 	path := builtDB(t)
 	home := t.TempDir()
+	html := filepath.Join(home, "r.html")
 	stdout, stderr, code := runCLI(t, home, "compare", "--db", "sqlite://"+path, "--mode", "client",
-		"-c", "1", "--rampup", "0", "-T", "2", "-P", "1", "--json")
+		"-c", "1", "--rampup", "0", "-T", "2", "-P", "1", "--json", "--html", html)
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
@@ -30,6 +33,9 @@ func TestCompareRecordsItsSeed(t *testing.T) {
 		t.Errorf("-P 1: no progress lines on stderr:\n%s", stderr)
 	}
 	seed := strconv.FormatUint(out.Seed, 10)
+	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "--seed "+seed) {
+		t.Errorf("the report's command lacks --seed %s (%v)", seed, err)
+	}
 	for _, id := range []int64{out.JobID, *out.Cells[0].JobID} {
 		r := showJob(t, home, strconv.FormatInt(id, 10))
 		spec, err := decodeSpec(r.Spec)
