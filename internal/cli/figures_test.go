@@ -18,8 +18,8 @@ import (
 var (
 	twoWHOnce   sync.Once
 	twoWHPath   string
-	twoWHOut    string // the build's stdout and stderr
-	twoWHStderr string
+	twoWHOut    string // what the build printed on stdout
+	twoWHStderr string // and on stderr
 	twoWHErr    string
 )
 
@@ -204,10 +204,20 @@ func TestTPCCSummaryShowsRateAndLatencyLimit(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			args := append([]string{"run", "--db", "sqlite://" + path, "-c", "2", "-t", "20", "--no-job"}, c.args...)
-			stdout, stderr, code := runCLI(t, t.TempDir(), args...)
+			home := t.TempDir()
+			args := append([]string{"run", "--db", "sqlite://" + path, "-c", "2", "-t", "20"}, c.args...)
+			stdout, stderr, code := runCLI(t, home, args...)
 			if code != 0 {
 				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			// jobs show prints the same summary from the job store.
+			shown, _, _ := runCLI(t, home, "jobs", "show", "1")
+			for _, l := range strings.Split(stdout, "\n") {
+				if strings.Contains(l, "limit") || strings.Contains(l, "skipped") {
+					if !strings.Contains(shown, l) {
+						t.Errorf("jobs show lacks %q:\n%s", l, shown)
+					}
+				}
 			}
 			for _, w := range c.want {
 				if !strings.Contains(stdout, w) {

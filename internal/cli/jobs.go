@@ -276,6 +276,7 @@ func runSummaryOf(j *jobs.Job) *runSummary {
 		return nil
 	}
 	s.MeterName = meterName(j.Workload)
+	s.Processed = s.Total.Count // not a key of its own: the total's count
 	return &s
 }
 
