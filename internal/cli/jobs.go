@@ -484,7 +484,14 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 	str("driver", strings.TrimSpace(a.DB.Driver+" "+a.DB.Version), strings.TrimSpace(b.DB.Driver+" "+b.DB.Version))
 	str("transport", a.DB.Transport, b.DB.Transport)
 	str("mode", a.Mode, b.Mode)
-	str("vus", strconv.Itoa(a.VUs), strconv.Itoa(b.VUs))
+	// A compare has no one VU count (its cells have theirs): "-", as in jobs list.
+	vus := func(r *jobs.Record) string {
+		if r.VUs == 0 {
+			return "-"
+		}
+		return strconv.Itoa(r.VUs)
+	}
+	str("vus", vus(a), vus(b))
 	str("started", a.Started.Local().Format("2006-01-02 15:04:05"), b.Started.Local().Format("2006-01-02 15:04:05"))
 	str("host", fmt.Sprintf("%s (%s × %d)", a.Host.Hostname, a.Host.CPUModel, a.Host.CPUs),
 		fmt.Sprintf("%s (%s × %d)", b.Host.Hostname, b.Host.CPUModel, b.Host.CPUs))
