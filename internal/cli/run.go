@@ -256,6 +256,13 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	meter, _ := w.(workload.Meter)
 	readCounters := func(ctx context.Context) (map[string]int64, error) {
 		m := map[string]int64{}
+		// The control session's own statements (schema checks, the last
+		// reading) count before this reading, not inside the interval.
+		if p, ok := s.ctl.(workload.Publisher); ok {
+			if _, _, err := p.Publish(ctx); err != nil {
+				return nil, err
+			}
+		}
 		if meter != nil {
 			n, err := meter.Meter(ctx, s.ctl)
 			if err != nil {

@@ -174,6 +174,14 @@ type Result struct {
 	Stuck []int
 	// Statements holds per-statement timings (Plan.PerStatement), by name.
 	Statements []StmtStat
+	// EdgeAdded is how many transactions the VUs' sessions added to the
+	// server's counters when they published them at the end of the
+	// measured interval (workload.Publisher): After − Before counts them,
+	// the VUs did not run them. EdgeGap says why a reading at an edge may
+	// have missed or added transactions of the VUs; "" when both edges
+	// were taken with every VU between transactions, published.
+	EdgeAdded int64
+	EdgeGap   string
 }
 
 // Lag is schedule lag under throttling.
@@ -291,7 +299,7 @@ func NewLive(p *Plan) *Live {
 }
 
 // Run executes the plan. Cancelling ctx stops the run early: no new
-// transactions start, the ones in flight finish (they are not counted), and
+// transactions start, the ones in flight finish (and count), and
 // the result covers what was measured until then, with Interrupted set.
 // Nothing waits forever: transactions still in flight Plan.StopTimeout
 // after the end are cancelled and their VUs reported stuck, and the
@@ -324,7 +332,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	}
 	for i := range vus {
 		v := &vu{
-			id: i, plan: p, live: live, stats: metrics.NewSet(len(p.Mix)), thread: threadOK,
+			id: i, plan: p, live: live, stats: metrics.NewSet(len(p.Mix)), thread: threadOK, gate: make(chan struct{}, 1),
 			rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
 		}
 		if p.Cost {
@@ -361,7 +369,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if timed && p.Rampup > 0 {
 		live.setPhase(PhaseRampup, start)
 	} else {
-		if err := beginMeasure(background, p, live, res, stopTimeout); err != nil {
+		if err := beginMeasure(background, p, live, res, vus, stopTimeout); err != nil {
 			closeAll()
 			return nil, err
 		}
@@ -383,7 +391,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		if p.Rampup > 0 {
 			select {
 			case <-time.After(p.Rampup):
-				if err := beginMeasure(background, p, live, res, stopTimeout); err != nil {
+				if err := beginMeasure(background, p, live, res, vus, stopTimeout); err != nil {
 					stop()
 					waitVUs(allDone, vus, cancelTx, time.Now().Add(stopTimeout))
 					closeAll()
@@ -409,28 +417,41 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	res.Interrupted = ctx.Err() != nil
 	measured := live.phaseIs(PhaseMeasure)
 	end := time.Now()
-	live.setPhase(PhaseStop, end)
 	stop()
-	if measured && res.ProcessOK {
-		u, err := metrics.ProcessUsage()
-		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
-	}
 	// One deadline for the whole stop phase: the transactions in flight,
 	// the last counter reading and closing the sessions all fit in it (the
 	// reading and the closing get at least a moment each), so a server
 	// that stopped answering holds the run for about --stop-timeout.
 	stopDeadline := end.Add(stopTimeout)
+	var last *edge
+	if measured {
+		// The transactions in flight end inside the measured interval and
+		// count, as pgbench counts them: the interval ends when the last
+		// of them has, so the counters read next hold the same ones.
+		last = holdVUs(vus, stopDeadline)
+		end = time.Now()
+	}
+	live.setPhase(PhaseStop, end)
+	if measured && res.ProcessOK {
+		u, err := metrics.ProcessUsage()
+		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
+	}
 	stuck, finished := waitVUs(allDone, vus, cancelTx, stopDeadline)
 	res.Stuck = stuck
 	var probeErr error
 	if measured {
-		// In iterations mode every VU has finished: nothing is in flight.
-		// Their sessions are closed before the end is read, because some
-		// servers publish a session's counters only now and then, but
-		// always when it ends (PostgreSQL: at most once a second).
-		// In a timed run the transactions in flight now are not counted.
-		if !timed && finished {
-			closeWithin(background, vus, remaining(stopDeadline))
+		if p.Probe != nil {
+			last.publish(background, remaining(stopDeadline))
+			res.EdgeAdded = last.added
+			if res.EdgeGap == "" {
+				res.EdgeGap = last.gap("end")
+			}
+			// A server that cannot be told to publish does so when a
+			// session ends: in iterations mode nothing is left to run,
+			// so the sessions close before the end is read.
+			if last.unpublished > 0 && !timed && finished {
+				closeWithin(background, vus, remaining(stopDeadline))
+			}
 		}
 		res.MeasureEnd = end
 		res.After, probeErr = probe(background, p, remaining(stopDeadline))
@@ -558,7 +579,15 @@ func closeWithin(ctx context.Context, vus []*vu, d time.Duration) {
 
 func (l *Live) phaseIs(p Phase) bool { return Phase(l.phase.Load()) == p }
 
-func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, timeout time.Duration) error {
+// beginMeasure reads the counters at the start of the measured interval,
+// with the VUs held between transactions (edge.go), and starts it.
+func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, vus []*vu, timeout time.Duration) error {
+	if p.Probe != nil {
+		first := holdVUs(vus, time.Now().Add(timeout))
+		defer first.release()
+		first.publish(ctx, timeout)
+		res.EdgeGap = first.gap("start")
+	}
 	before, err := probe(ctx, p, timeout)
 	if err != nil {
 		return err
@@ -627,7 +656,10 @@ type vu struct {
 
 	connMu sync.Mutex // guards conn against closeWithin after a stop timeout
 	conn   workload.Conn
-	timed  *timedConn // the PerStatement wrapper around conn, or nil
+	// gate is held by the VU around each transaction and by the engine at
+	// the edges of the measured interval (edge.go).
+	gate  chan struct{}
+	timed *timedConn // the PerStatement wrapper around conn, or nil
 
 	// Throttling and latency limit, measured interval only.
 	sched    time.Time // next scheduled start (Rate)
@@ -720,7 +752,17 @@ func (v *vu) loop(ctx, txCtx context.Context) {
 			v.timedOut.Store(false)
 			v.newTxCtx(v.parentTx)
 		}
+		select {
+		case v.gate <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		if ctx.Err() != nil {
+			<-v.gate
+			return
+		}
 		ok, lost := v.execute(v.txCtx, tx, kind, sched)
+		<-v.gate
 		if lost {
 			if p.Reconnect.Off || !v.reconnect(ctx) {
 				v.stopped = true
@@ -739,11 +781,18 @@ func (v *vu) loop(ctx, txCtx context.Context) {
 // reconnect replaces a lost connection, with doubling backoff, until it
 // succeeds or the run ends. It reports whether the VU has a connection.
 func (v *vu) reconnect(ctx context.Context) bool {
+	// The engine may be using the session at an edge: take the gate.
+	select {
+	case v.gate <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
 	if c := v.takeConn(); c != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		_ = c.Close(cctx)
 		cancel()
 	}
+	<-v.gate
 	wait := v.plan.Reconnect.first()
 	for {
 		if !sleep(ctx, wait) {
@@ -782,12 +831,16 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 		use0, useOK = metrics.ThreadUsage()
 	}
 	wire0 = v.wire.Load()
+	// closeWithin may take the connection of a VU it gave up on.
+	v.connMu.Lock()
+	conn := v.conn
+	v.connMu.Unlock()
 	start := time.Now()
 	v.since.Store(start.UnixNano())
 	retries := int64(0)
 	var err error
 	for {
-		err = tx.Run(ctx, v.conn)
+		err = tx.Run(ctx, conn)
 		if err == nil || !errors.Is(err, workload.ErrRetry) || retries >= int64(v.plan.MaxRetries) {
 			break
 		}
@@ -810,7 +863,8 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 		elapsed = now.Sub(sched)
 	}
 	// Counted only when it finished inside the measured interval: ramp-up
-	// is warm-up, and transactions still in flight at the end do not count.
+	// is warm-up; the interval ends when the transactions in flight at its
+	// end have, unless they outlast the stop timeout.
 	counted := v.live.phaseIs(PhaseMeasure)
 	s := &v.stats[kind]
 	completed = err == nil || errors.Is(err, workload.ErrUserAbort)
@@ -844,7 +898,7 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 		}
 	default:
 		v.live.errors.Add(1)
-		lost = isConnLost(err, v.conn)
+		lost = isConnLost(err, conn)
 		// Errors are counted in every phase when the VU stops on them:
 		// the user must see why it stopped.
 		if counted || v.plan.RaiseError {

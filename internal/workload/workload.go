@@ -125,6 +125,17 @@ type Conn interface {
 	Close(ctx context.Context) error
 }
 
+// Publisher is a Conn whose server takes the session's commits and rollbacks
+// into its database-wide counters only now and then (PostgreSQL: when the
+// session goes idle, at most once a second). Publish, called between
+// transactions, makes the server take them now, so that a reading of the
+// counters at an edge of the measured interval holds every transaction
+// before it and none after. It reports how many transactions Publish itself
+// added to those counters, and ok=false when the server cannot do it.
+type Publisher interface {
+	Publish(ctx context.Context) (added int64, ok bool, err error)
+}
+
 // TxType is one transaction type of a workload's mix.
 type TxType struct {
 	Name   string        // short name, as HammerDB calls it: "neword"

@@ -20,6 +20,7 @@ type runJSON struct {
 	Transport string   `json:"transport"`
 	Mode      string   `json:"mode"`
 	TPMSource string   `json:"tpm_source"`
+	TPMNote   string   `json:"tpm_note"`
 	NOPM      *float64 `json:"nopm"`
 	Total     struct {
 		Count  int64 `json:"count"`
@@ -62,7 +63,7 @@ func runAndCheck(t *testing.T, u string, m workload.Mode, transport string) runJ
 		t.Fatalf("run --json: %v\n%s", err, out)
 	}
 	if res.Transport != transport || res.Mode != m.String() || res.TPMSource != "database" {
-		t.Errorf("transport %q mode %q tpm_source %q", res.Transport, res.Mode, res.TPMSource)
+		t.Errorf("transport %q mode %q tpm_source %q (%s)", res.Transport, res.Mode, res.TPMSource, res.TPMNote)
 	}
 	if res.NOPM == nil || *res.NOPM <= 0 || res.Total.Count != 300 || res.Total.Errors != 0 || len(res.Errors) != 0 {
 		t.Errorf("nopm %v, count %d, errors %d %s", res.NOPM, res.Total.Count, res.Total.Errors, res.Errors)

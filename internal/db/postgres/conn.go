@@ -94,12 +94,43 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 			// CALL texts: the function's arguments plus the INOUT result.
 			c.text = procedureCalls(text)
 		}
-		if err := d.checkRoutines(ctx, pc, text); err != nil {
+		present, err := d.checkRoutines(ctx, pc, text)
+		if err != nil {
 			_ = pc.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
+		if present {
+			if err := c.prepareCalls(ctx); err != nil {
+				_ = pc.Close(context.WithoutCancel(ctx))
+				return nil, fmt.Errorf("postgres: prepare routine calls: %w", classify(err))
+			}
+		}
 	}
 	return c, nil
+}
+
+// prepareCalls prepares the session's routine calls now. A call runs on its
+// own, outside a transaction block, so preparing it on first use would be
+// one more transaction for the server's counters, inside the measured
+// interval (and in the first call's latency).
+func (c *conn) prepareCalls(ctx context.Context) error {
+	for name, q := range c.text {
+		if !strings.HasSuffix(name, ".call") {
+			continue
+		}
+		if c.f != nil {
+			if _, err := c.f.pc.Prepare(ctx, name, q, nil); err != nil {
+				return err
+			}
+			c.f.prepared[name] = true
+			continue
+		}
+		// pgx runs a statement prepared under its own text as one.
+		if _, err := c.c.Prepare(ctx, q, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // procedureCalls returns text with each "<tx>.call" replaced by its
@@ -122,18 +153,19 @@ func procedureCalls(text map[string]string) map[string]string {
 // statements name, and with routines=procedures also the procedures of
 // the same names (which call the functions). Without a schema (before
 // build creates the routines, or run on an empty database) it says
-// nothing: the workload reports the missing schema itself.
-func (d *DB) checkRoutines(ctx context.Context, c *pgx.Conn, text map[string]string) error {
+// nothing: the workload reports the missing schema itself. present says
+// every routine is there.
+func (d *DB) checkRoutines(ctx context.Context, c *pgx.Conn, text map[string]string) (present bool, err error) {
 	names := callRoutines(text)
 	if len(names) == 0 {
-		return nil
+		return false, nil
 	}
 	var found []string // "f neword", "p neword"
-	err := c.QueryRow(ctx, `SELECT coalesce(array_agg(prokind::text || ' ' || proname::text), '{}')
+	err = c.QueryRow(ctx, `SELECT coalesce(array_agg(prokind::text || ' ' || proname::text), '{}')
 FROM pg_proc WHERE prokind IN ('f', 'p') AND proname = ANY($1) AND pg_function_is_visible(oid)`,
 		names).Scan(&found)
 	if err != nil {
-		return fmt.Errorf("postgres: look up routines: %w", classify(err))
+		return false, fmt.Errorf("postgres: look up routines: %w", classify(err))
 	}
 	kinds := []string{"function"}
 	if d.routines == Procedures {
@@ -148,12 +180,12 @@ FROM pg_proc WHERE prokind IN ('f', 'p') AND proname = ANY($1) AND pg_function_i
 		}
 	}
 	if len(missing) == 0 {
-		return nil
+		return true, nil
 	}
 	if built, err := schemaBuilt(ctx, c, text); err != nil || !built {
-		return err
+		return false, err
 	}
-	return fmt.Errorf("postgres: --mode procedure (routines=%s) needs routines missing from database %q: %s; rebuild with `sledge drop` then `sledge build`, or use --mode client or prepared",
+	return false, fmt.Errorf("postgres: --mode procedure (routines=%s) needs routines missing from database %q: %s; rebuild with `sledge drop` then `sledge build`, or use --mode client or prepared",
 		d.routines, d.cfg.Database, strings.Join(missing, ", "))
 }
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"net"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -22,6 +23,11 @@ type watcher struct {
 	watched context.Context
 	stop    func() bool
 	busy    atomic.Bool
+	// mu orders a change of the watched context against the handler of
+	// the one before: a handler that runs late, after the session moved on
+	// to another context (the engine's, at an edge of the measured
+	// interval), must not interrupt the call under the new one.
+	mu sync.Mutex
 }
 
 // begin starts a call under ctx; end must follow. It returns ctx's error
@@ -35,12 +41,16 @@ func (w *watcher) begin(ctx context.Context, nc net.Conn) error {
 	if ctx.Done() == nil || ctx == w.watched {
 		return nil
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	if w.stop != nil {
 		w.stop()
 	}
 	w.watched = ctx
 	w.stop = context.AfterFunc(ctx, func() {
-		if w.busy.Load() {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if w.watched == ctx && w.busy.Load() {
 			_ = nc.SetDeadline(time.Now())
 		}
 	})

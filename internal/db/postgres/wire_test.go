@@ -12,9 +12,9 @@ import (
 
 // The round trips of a New-Order, as docs/cost.md gives them: one call in
 // procedure mode; in client and prepared modes one per statement plus
-// BEGIN and COMMIT (8 + 4 × order lines). pgx prepares a statement the
-// first time a session runs it (procedure and prepared modes): one more
-// round trip, that time only.
+// BEGIN and COMMIT (8 + 4 × order lines). In prepared mode a statement is
+// prepared the first time a session runs it: one more round trip, that time
+// only. Procedure mode prepares its calls when it connects.
 func TestNewOrderRoundTrips(t *testing.T) {
 	s := server(t)
 	d := open(t, tcpURL(s, freshDB(t)))
@@ -25,7 +25,7 @@ func TestNewOrderRoundTrips(t *testing.T) {
 		}
 		for i, e := range ex {
 			want := e.Calls
-			if m != workload.ModeClient {
+			if m == workload.ModePrepared {
 				want += e.FirstUses
 			}
 			if e.Wire.RoundTrips != want {
