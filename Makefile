@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -54,6 +54,11 @@ bench-servers:
 # tpcb-like and select-only, 3 alternating rounds of 20 s each.
 bench-pgbench:
 	$(GO) run ./internal/benchtool/vspgbench -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20
+
+# The database's TPM against the transactions the VUs ended, on private
+# PostgreSQL and MariaDB: every mode of tpcc and tpcb, 20 runs of 8 s each.
+bench-tpm: servers
+	$(GO) run ./internal/benchtool/tpmagree -rounds 20 -duration 8s
 
 bench-go:
 	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/workload/tpcc/ ./internal/db/...

@@ -102,3 +102,28 @@ func TestEdgesReadTheServerExactly(t *testing.T) {
 		})
 	}
 }
+
+type nopTxn struct{}
+
+func (nopTxn) Kind() int                                { return 0 }
+func (nopTxn) Run(context.Context, workload.Conn) error { return nil }
+
+type nopTerm struct{}
+
+func (nopTerm) Next() workload.Txn { return nopTxn{} }
+
+// The VU's loop, gate included, allocates nothing per transaction:
+// allocs/op is the run's own setup spread over b.N transactions.
+func BenchmarkVULoop(b *testing.B) {
+	p := &Plan{
+		VUs: 1, Mix: twoTypes[:1], Seed: 1, Iterations: b.N,
+		Connect:  func(context.Context, int) (workload.Conn, error) { return fakeConn{}, nil },
+		Terminal: func(int) workload.Terminal { return nopTerm{} },
+		Probe:    func(context.Context) (map[string]int64, error) { return map[string]int64{}, nil },
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	if _, err := Run(context.Background(), p, nil); err != nil {
+		b.Fatal(err)
+	}
+}
