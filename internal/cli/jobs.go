@@ -512,6 +512,9 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 		}
 		num("tpm", sa.TPM, sb.TPM)
 		num("tpm_client", sa.TPMClient, sb.TPMClient)
+		if sa.TPMDatabase != nil && sb.TPMDatabase != nil {
+			num("tpm_database", *sa.TPMDatabase, *sb.TPMDatabase)
+		}
 		bt := map[string]txJSON{}
 		for _, t := range sb.Types {
 			bt[t.Name] = t
