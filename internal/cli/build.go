@@ -20,7 +20,7 @@ type buildOpts struct {
 func newBuild(env *Env) *cobra.Command {
 	o := &buildOpts{}
 	cmd := &cobra.Command{
-		Use:   "build [workload]",
+		Use:   "build [workload] [URL]",
 		Short: "Create and load a benchmark schema (default workload: tpcc)",
 		Long: `Create the workload's tables, load them with build virtual users working on
 disjoint warehouse ranges in parallel, then create the indexes and any
@@ -28,7 +28,7 @@ server-side procedures. The data is a pure function of --seed.
 
 A schema that is already complete is left alone (drop it first); the
 leftovers of an interrupted build are dropped and the build starts over.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)
 			if err != nil {

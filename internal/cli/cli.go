@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	_ "github.com/sledge-bench/sledge/internal/db/all" // database drivers
 	"github.com/sledge-bench/sledge/internal/workload"
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
@@ -196,6 +197,25 @@ func addCommon(cmd *cobra.Command, c *common, name string, defaultSeed uint64) {
 // resolve picks the workload (first argument, default tpcc) and the URL.
 func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.Workload, string, error) {
 	c.seedSet = cmd.Flags().Changed("seed")
+	// The database may be given as a positional URL, before or after the
+	// workload (issue 2's contract): `sledge run postgres://…`.
+	if len(args) > 0 {
+		var rest []string
+		for _, a := range args {
+			if !strings.Contains(a, "://") {
+				rest = append(rest, a)
+				continue
+			}
+			if c.dbURL != "" {
+				return nil, "", usageErr("two databases: --db and %s; give one", db.Redact(a))
+			}
+			c.dbURL = a
+		}
+		if len(rest) > 1 {
+			return nil, "", usageErr("one workload at a time: %s", strings.Join(rest, " "))
+		}
+		args = rest
+	}
 	c.wlName = "tpcc"
 	if len(args) > 0 {
 		c.wlName = args[0]

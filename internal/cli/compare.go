@@ -53,7 +53,7 @@ var sledgeExe = func() (string, []string, error) {
 func newCompare(env *Env) *cobra.Command {
 	o := &compareOpts{wlFlags: map[string]bool{}}
 	cmd := &cobra.Command{
-		Use:   "compare [workload]",
+		Use:   "compare [workload] [URL]",
 		Short: "Run a matrix of modes, transports and virtual users back to back, and compare them",
 		Long: `Run every combination of --modes, --transports and --vus back to back on one
 database (HammerDB's autopilot), each cell with the same ramp-up and
@@ -88,7 +88,7 @@ reached and every mode is supported there.
 Ctrl-C interrupts the running cell (it keeps what it measured, as "sledge
 run" does), starts no other, and prints the table of what was measured
 (exit 130).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, u, err := o.resolve(cmd, args, env)
 			if err != nil {

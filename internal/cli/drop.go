@@ -10,9 +10,9 @@ import (
 func newDrop(env *Env) *cobra.Command {
 	o := &common{}
 	cmd := &cobra.Command{
-		Use:   "drop [workload]",
+		Use:   "drop [workload] [URL]",
 		Short: "Remove the workload's schema (tables, indexes, procedures)",
-		Args:  cobra.MaximumNArgs(1),
+		Args:  cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)
 			if err != nil {

@@ -50,7 +50,7 @@ type runOpts struct {
 func newRun(env *Env) *cobra.Command {
 	o := &runOpts{}
 	cmd := &cobra.Command{
-		Use:   "run [workload]",
+		Use:   "run [workload] [URL]",
 		Short: "Drive a built schema with virtual users and report what was measured",
 		Long: `Run virtual users against a built schema (default workload: tpcc).
 
@@ -81,7 +81,7 @@ The summary includes the cost per transaction (docs/cost.md): round trips
 and bytes on the virtual users' connections, client CPU time and context
 switches. --no-cost turns the measuring off, to see what it costs;
 --per-type-cpu adds CPU and context switches per transaction type.`,
-		Args: cobra.MaximumNArgs(1),
+		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)
 			if err != nil {

@@ -1,0 +1,422 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+)
+
+// The "Contract" sections of issues 2, 4, 5 and 6 (docs/contracts.md):
+// commands, flags, JSON keys and exit codes that scripts outside the
+// repository rely on. A rename must fail here, not in a user's script.
+// Keys are checked for presence and JSON type, not for values.
+
+// kind is the JSON type a contract key must have.
+type kind string
+
+const (
+	jNumber kind = "number"
+	jString kind = "string"
+	jBool   kind = "bool"
+	jObject kind = "object"
+	jArray  kind = "array"
+	jNumNil kind = "number or null" // e.g. nopm where a workload has no meter
+)
+
+// pinKeys asserts that every path in keys is in the JSON document out with
+// its type. A path is dot-separated; "x[]" descends into every element of
+// array x, which must not be empty.
+func pinKeys(t *testing.T, what, out string, keys map[string]kind) {
+	t.Helper()
+	var doc any
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%s: not JSON: %v\n%s", what, err, out)
+	}
+	for path, k := range keys {
+		for _, v := range lookupPath(t, what, doc, strings.Split(path, ".")) {
+			if !isKind(v, k) {
+				t.Errorf("%s: %s is %T (%v), want a %s", what, path, v, v, k)
+			}
+		}
+	}
+}
+
+// lookupPath returns the values at path in doc; it fails the test when a
+// key is missing.
+func lookupPath(t *testing.T, what string, doc any, path []string) []any {
+	t.Helper()
+	cur := []any{doc}
+	for i, p := range path {
+		name, each := strings.CutSuffix(p, "[]")
+		var next []any
+		for _, c := range cur {
+			m, ok := c.(map[string]any)
+			if !ok {
+				t.Errorf("%s: %s is not an object", what, strings.Join(path[:i], "."))
+				return nil
+			}
+			v, ok := m[name]
+			if !ok {
+				t.Errorf("%s: no key %q (contract path %s)", what, name, strings.Join(path, "."))
+				return nil
+			}
+			if !each {
+				next = append(next, v)
+				continue
+			}
+			a, ok := v.([]any)
+			if !ok || len(a) == 0 {
+				t.Errorf("%s: %s is %v, want a non-empty array", what, strings.Join(path[:i+1], "."), v)
+				return nil
+			}
+			next = append(next, a...)
+		}
+		cur = next
+	}
+	return cur
+}
+
+func isKind(v any, k kind) bool {
+	switch k {
+	case jNumber:
+		_, ok := v.(float64)
+		return ok
+	case jNumNil:
+		_, ok := v.(float64)
+		return ok || v == nil
+	case jString:
+		_, ok := v.(string)
+		return ok
+	case jBool:
+		_, ok := v.(bool)
+		return ok
+	case jObject:
+		_, ok := v.(map[string]any)
+		return ok
+	case jArray:
+		_, ok := v.([]any)
+		return ok
+	}
+	return false
+}
+
+// Issue 4: the cost per transaction, overall and inside each type.
+var perTxnKeys = []string{"round_trips", "bytes_sent", "bytes_received", "client_cpu_us", "context_switches"}
+
+func TestContractRunTPCC(t *testing.T) {
+	path := builtDB(t)
+	u := "sqlite://" + path
+	keys := map[string]kind{
+		// issue 2
+		"workload": jString, "database": jString, "mode": jString, "transport": jString,
+		"vus": jNumber, "warehouses": jNumber, "rampup_s": jNumber, "duration_s": jNumber,
+		"nopm": jNumNil, "tpm": jNumber, "tpm_source": jString,
+		// issue 6
+		"reconnects": jNumber, "outage_s": jNumber, "stuck_vus": jArray,
+		// issue 11: the client's count always beside the headline
+		"tpm_client": jNumber,
+	}
+	for _, ty := range []string{"new_order", "payment", "delivery", "order_status", "stock_level"} {
+		for _, f := range []string{"count", "rollbacks", "errors", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"} {
+			keys["transactions."+ty+"."+f] = jNumber
+		}
+		for _, f := range perTxnKeys {
+			// Per type, CPU is measured with --per-type-cpu only: null
+			// (not measured) otherwise, never a made-up 0.
+			k := jNumber
+			if f == "client_cpu_us" || f == "context_switches" {
+				k = jNumNil
+			}
+			keys["transactions."+ty+".per_txn."+f] = k
+		}
+	}
+	for _, f := range perTxnKeys {
+		keys["per_txn."+f] = jNumber
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"--db", []string{"run", "--db", u, "-c", "2", "-t", "40", "--json"}},
+		{"positional URL", []string{"run", u, "--vus", "2", "--iterations", "40", "--json"}},
+		{"workload and positional URL", []string{"run", "tpcc", u, "-c", "2", "--rampup", "0", "-T", "1s", "--json"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, t.TempDir(), c.args...)
+			if code != ExitOK {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			pinKeys(t, "run --json", stdout, keys)
+		})
+	}
+}
+
+func TestContractCheck(t *testing.T) {
+	path := builtDB(t)
+	keys := map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString}
+	stdout, stderr, code := runCLI(t, t.TempDir(), "check", "--db", "sqlite://"+path, "--json")
+	if code != ExitOK {
+		t.Fatalf("check: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "check --json", stdout, keys)
+	if !strings.Contains(stdout, `"ok": true`) {
+		t.Errorf("check of a fresh build is not ok: %s", stdout)
+	}
+
+	// A failed condition: exit 1, ok false, and the failed check says so.
+	broken := filepath.Join(t.TempDir(), "broken.db")
+	copyFile(t, path, broken)
+	breakData(t, broken, "UPDATE warehouse SET w_ytd = w_ytd + 1")
+	stdout, _, code = runCLI(t, t.TempDir(), "check", "sqlite://"+broken, "--json")
+	if code != ExitFailure {
+		t.Errorf("check of broken data: exit %d, want %d", code, ExitFailure)
+	}
+	pinKeys(t, "check --json (failed)", stdout, keys)
+	var res struct {
+		OK     bool `json:"ok"`
+		Checks []struct {
+			Name   string `json:"name"`
+			OK     bool   `json:"ok"`
+			Detail string `json:"detail"`
+		} `json:"checks"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	failed := 0
+	for _, c := range res.Checks {
+		if !c.OK {
+			failed++
+			if !strings.Contains(c.Detail, "violation") {
+				t.Errorf("failed check %s: detail %q does not give the violations", c.Name, c.Detail)
+			}
+		}
+	}
+	if res.OK || failed == 0 {
+		t.Errorf("ok %v with %d failed checks: %s", res.OK, failed, stdout)
+	}
+}
+
+func TestContractBuild(t *testing.T) {
+	home := t.TempDir()
+	for _, c := range []struct {
+		args []string
+	}{
+		{[]string{"build", "--db", "sqlite://" + filepath.Join(home, "c.db"), "--warehouses", "1", "--json"}},
+		{[]string{"build", "tpcb", "--db", "sqlite://" + filepath.Join(home, "b.db"), "--scale", "1", "--json"}},
+	} {
+		stdout, stderr, code := runCLI(t, home, c.args...)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", c.args, code, stderr)
+		}
+		pinKeys(t, strings.Join(c.args[:2], " ")+" --json", stdout, map[string]kind{
+			"workload": jString, "database": jString, "scale": jString, "seed": jNumber, "build_vus": jNumber,
+			"rows": jNumber, "load_s": jNumber, "indexes_s": jNumber, "total_s": jNumber, "rows_per_s": jNumber,
+			"completed": jBool,
+		})
+	}
+}
+
+// Issue 5: pgbench's workloads and options.
+func TestContractTPCBAndScripts(t *testing.T) {
+	home := t.TempDir()
+	u := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if _, stderr, code := runCLI(t, home, "build", "tpcb", "--db", u, "--scale", "1"); code != ExitOK {
+		t.Fatalf("build tpcb: exit %d: %s", code, stderr)
+	}
+	script := filepath.Join(home, "s.sql")
+	if err := os.WriteFile(script, []byte("\\set aid random(1, 100000 * :scale)\nSELECT abalance FROM pgbench_accounts WHERE aid = :aid + :offset - :offset;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	keys := map[string]kind{
+		"workload": jString, "tps": jNumber, "transactions": jNumber, "failed": jNumber, "retried": jNumber,
+		"latency_avg_ms": jNumber, "latency_stddev_ms": jNumber, "p50_ms": jNumber, "p99_ms": jNumber,
+		"per_txn": jObject,
+	}
+	runs := [][]string{
+		{"run", "tpcb", "--db", u, "--json", "-c", "2", "-t", "10"},
+		{"run", "tpcb", "--db", u, "--builtin", "tpcb-like", "--mode", "client", "-c", "2", "-T", "1s", "--json"},
+		{"run", "tpcb", "--db", u, "--builtin", "simple-update", "--mode", "prepared", "-c", "2", "-t", "10", "--json"},
+		{"run", "tpcb", "--db", u, "--builtin", "select-only", "-c", "1", "-t", "10", "--json"},
+	}
+	for _, p := range []string{"simple", "extended", "prepared"} {
+		runs = append(runs,
+			[]string{"run", "--db", u, "-f", script + "@2", "-f", script, "--protocol", p, "-D", "offset=3", "-c", "2", "-t", "10", "--json"},
+			[]string{"run", "--db", u, "-f", script, "-M", p, "-D", "offset=3", "-c", "1", "-t", "10", "--json"})
+	}
+	for _, args := range runs {
+		stdout, stderr, code := runCLI(t, home, args...)
+		if code != ExitOK {
+			t.Errorf("%s: exit %d: %s", args, code, stderr)
+			continue
+		}
+		pinKeys(t, strings.Join(args[1:], " "), stdout, keys)
+		for _, f := range perTxnKeys {
+			pinKeys(t, strings.Join(args[1:], " "), stdout, map[string]kind{"per_txn." + f: jNumber})
+		}
+	}
+}
+
+// Issue 4: compare's matrix as data, and the HTML report.
+func TestContractCompare(t *testing.T) {
+	path := builtDB(t)
+	home := t.TempDir()
+	html := filepath.Join(home, "report.html")
+	stdout, stderr, code := runCLI(t, home, "compare", "--db", "sqlite://"+path, "--modes", "client,prepared",
+		"--transports", "embedded", "--vus", "1,2", "-t", "10", "--json", "--html", html)
+	if code != ExitOK {
+		t.Fatalf("compare: exit %d: %s", code, stderr)
+	}
+	keys := map[string]kind{"cells[].mode": jString, "cells[].transport": jString, "cells[].vus": jNumber,
+		"cells[].nopm": jNumNil, "cells[].tpm": jNumber, "cells[].per_txn": jObject, "cells[].job_id": jNumber}
+	for _, f := range perTxnKeys {
+		keys["cells[].per_txn."+f] = jNumber
+	}
+	pinKeys(t, "compare --json", stdout, keys)
+	if fi, err := os.Stat(html); err != nil || fi.Size() == 0 {
+		t.Errorf("compare --html wrote no report: %v", err)
+	}
+}
+
+// Issue 4: the job store's commands, on the store --jobs-db names.
+func TestContractJobs(t *testing.T) {
+	path := builtDB(t)
+	home := t.TempDir()
+	store := filepath.Join(home, "my-jobs.db")
+	var ids []string
+	for i := 0; i < 2; i++ {
+		stdout, stderr, code := runCLI(t, home, "run", "--db", "sqlite://"+path, "-t", "10", "--json", "--jobs-db", store)
+		if code != ExitOK {
+			t.Fatalf("run: exit %d: %s", code, stderr)
+		}
+		_ = stdout
+	}
+	if _, err := os.Stat(store); err != nil {
+		t.Fatalf("--jobs-db: %v", err)
+	}
+	stdout, stderr, code := runCLI(t, home, "jobs", "list", "--json", "--jobs-db", store)
+	if code != ExitOK {
+		t.Fatalf("jobs list: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "jobs list --json", stdout, map[string]kind{"jobs[].id": jNumber, "jobs[].kind": jString, "jobs[].status": jString})
+	var list struct {
+		Jobs []struct {
+			ID int64 `json:"id"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &list); err != nil || len(list.Jobs) != 2 {
+		t.Fatalf("jobs list: %v, %d jobs, want 2: %s", err, len(list.Jobs), stdout)
+	}
+	for _, j := range list.Jobs {
+		ids = append(ids, strconv.FormatInt(j.ID, 10))
+	}
+	for _, c := range []struct {
+		args  []string
+		check func(t *testing.T, out string)
+	}{
+		{[]string{"jobs", "show", ids[0]}, func(t *testing.T, out string) {
+			if !strings.Contains(out, "NOPM") {
+				t.Errorf("jobs show: no summary:\n%s", out)
+			}
+		}},
+		{[]string{"jobs", "diff", ids[1], ids[0], "--json"}, func(t *testing.T, out string) {
+			pinKeys(t, "jobs diff --json", out, map[string]kind{"figures[].name": jString})
+		}},
+		{[]string{"jobs", "export", ids[0], "--format", "json"}, func(t *testing.T, out string) {
+			pinKeys(t, "jobs export --format json", out, map[string]kind{"id": jNumber, "kind": jString, "status": jString,
+				"spec": jObject, "summary": jObject, "samples": jArray, "sledge_version": jString})
+		}},
+		{[]string{"jobs", "export", ids[0], "--format", "csv"}, func(t *testing.T, out string) {
+			if !strings.HasPrefix(out, "seq,elapsed_s,") {
+				t.Errorf("jobs export --format csv: header %q", strings.SplitN(out, "\n", 2)[0])
+			}
+		}},
+		{[]string{"jobs", "delete", ids[1]}, func(*testing.T, string) {}},
+	} {
+		stdout, stderr, code := runCLI(t, home, append(c.args, "--jobs-db", store)...)
+		if code != ExitOK {
+			t.Errorf("%s: exit %d: %s", c.args, code, stderr)
+			continue
+		}
+		c.check(t, stdout)
+	}
+	if _, _, code := runCLI(t, home, "jobs", "show", ids[1], "--jobs-db", store); code == ExitOK {
+		t.Error("jobs show of a deleted job succeeded")
+	}
+}
+
+// The commands and flags the contracts name, with pgbench's short options.
+func TestContractFlags(t *testing.T) {
+	root := newRoot(t.Context(), &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }})
+	find := func(path ...string) *cobra.Command {
+		c, rest, err := root.Find(path)
+		if err != nil || len(rest) > 0 || c.Name() != path[len(path)-1] {
+			t.Fatalf("no command %q", strings.Join(path, " "))
+		}
+		return c
+	}
+	long := map[string][]string{
+		"build":   {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
+		"run":     {"db", "json", "builtin", "mode", "vus", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db"},
+		"check":   {"db", "json", "jobs-db"},
+		"drop":    {"db"},
+		"compare": {"db", "json", "modes", "transports", "vus", "html", "duration", "rampup", "iterations"},
+	}
+	for cmd, flags := range long {
+		c := find(cmd)
+		for _, f := range flags {
+			if c.Flag(f) == nil {
+				t.Errorf("%s has no --%s", cmd, f)
+			}
+		}
+	}
+	// pgbench's short options, as pgbench means them (issue 5).
+	short := map[string]string{"c": "vus", "T": "duration", "t": "iterations", "f": "file", "D": "define",
+		"M": "protocol", "P": "progress", "R": "rate", "L": "latency-limit", "r": "report-per-command"}
+	run := find("run")
+	for s, name := range short {
+		f := run.Flags().ShorthandLookup(s)
+		if f == nil || f.Name != name {
+			t.Errorf("run -%s is %v, want --%s", s, f, name)
+		}
+	}
+	for _, s := range []string{"c", "T", "t", "P"} {
+		if f := find("compare").Flags().ShorthandLookup(s); f == nil || f.Name != short[s] {
+			t.Errorf("compare -%s is %v, want --%s as in run", s, f, short[s])
+		}
+	}
+	for _, sub := range []string{"list", "show", "diff", "export", "delete"} {
+		find("jobs", sub)
+	}
+	if find("jobs", "export").Flags().Lookup("format") == nil {
+		t.Error("jobs export has no --format")
+	}
+}
+
+// The exit codes the contracts rely on: 0, 1 (the command ran and failed,
+// TestContractCheck), 2 (bad input), 130 (interrupted,
+// TestInterruptPrintsSummaryAndExits130).
+func TestContractExitCodes(t *testing.T) {
+	if ExitOK != 0 || ExitFailure != 1 || ExitUsage != 2 || ExitInterrupted != 130 {
+		t.Fatalf("exit codes %d %d %d %d, want 0 1 2 130", ExitOK, ExitFailure, ExitUsage, ExitInterrupted)
+	}
+	for _, args := range [][]string{
+		{"run", "--vus", "0"},
+		{"run", "--no-such-flag"},
+		{"run", "-T", "forever"},
+		{"build", "--db", "sqlite:///tmp/x.db", "--warehouses", "-1"},
+	} {
+		_, stderr, code := runCLI(t, t.TempDir(), args...)
+		if code != ExitUsage {
+			t.Errorf("%s: exit %d, want %d: %s", args, code, ExitUsage, stderr)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); n > 0 {
+			t.Errorf("%s: %d lines on stderr, want one:\n%s", args, n+1, stderr)
+		}
+	}
+}
