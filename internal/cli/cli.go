@@ -23,13 +23,31 @@ import (
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
 )
 
-// Exit statuses.
+// Exit statuses (exitCodesHelp; docs/contracts.md).
 const (
-	ExitOK          = 0
-	ExitFailure     = 1   // the command ran and failed (a check failed, the database refused…)
-	ExitUsage       = 2   // bad input on the command line
-	ExitInterrupted = 130 // stopped by Ctrl-C or SIGTERM, like a shell reports SIGINT
+	ExitOK      = 0
+	ExitFailure = 1 // the command ran and failed (a check failed, the database refused…)
+	ExitUsage   = 2 // bad input on the command line
+	// ExitFailedTx: a run (or a compare's cell) measured to its end, but
+	// transactions failed with errors that were not retried; the result is
+	// printed and saved all the same. pgbench exits 2 for this; 2 is bad
+	// input here.
+	ExitFailedTx    = 3
+	ExitInternal    = 70  // a bug in sledge (EX_SOFTWARE): one line, never a stack trace
+	ExitInterrupted = 130 // stopped by Ctrl-C or SIGTERM, like a shell reports SIGINT; wins over 3
 )
+
+// exitCodesHelp ends every command's --help: the same table for all.
+const exitCodesHelp = `
+Exit status:
+  0    done
+  1    the command ran and failed: a consistency condition failed, the database refused, a run could not start
+  2    bad input: an unknown flag or value, an impossible combination, a bad database URL
+  3    the run measured to its end but transactions failed with errors that were not retried
+       (its result is printed and saved all the same)
+  70   internal error in sledge (please report it)
+  130  interrupted (Ctrl-C, SIGTERM): what was measured until then is printed and saved
+`
 
 // Env is the process's outside world, injected so tests can run commands
 // in-process.
@@ -66,7 +84,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		// Never a stack trace: one line, and a status that says "internal".
 		if r := recover(); r != nil {
 			fmt.Fprintf(env.Stderr, "sledge: internal error: %v (please report this)\n", r)
-			code = 70
+			code = ExitInternal
 		}
 	}()
 	root := newRoot(ctx, &env)
@@ -139,6 +157,8 @@ With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
 		return usageErr("%s (see sledge %s --help)", cleanFlagError(err), c.Name())
 	})
 	root.CompletionOptions.DisableDefaultCmd = true
+	// Subcommands inherit the root's usage template: one table for all.
+	root.SetUsageTemplate(root.UsageTemplate() + exitCodesHelp)
 	pf := root.PersistentFlags()
 	pf.String("jobs-db", "", "job store file (default: $SLEDGE_JOBS_DB, else $XDG_DATA_HOME/sledge/jobs.db)")
 	pf.Bool("no-job", false, "do not record this build, run or check in the job store")

@@ -343,7 +343,12 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		}
 		return errSilent{code: ExitInterrupted}
 	}
-	return nil
+	var failed, processed int64
+	for _, c := range done {
+		failed += c.res.Total.Errors
+		processed += c.res.Total.Count
+	}
+	return failedTxErr(failed, processed)
 }
 
 func cellLength(o *compareOpts) string {
@@ -661,7 +666,9 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	if child.ProcessState != nil {
 		code = child.ProcessState.ExitCode()
 	}
-	if code != ExitOK && code != ExitInterrupted {
+	// Exit 3 is a cell measured to its end with failed transactions: its
+	// result counts, and compare exits 3 after the table.
+	if code != ExitOK && code != ExitInterrupted && code != ExitFailedTx {
 		why := lastLine(stderr.String())
 		if why == "" && err != nil {
 			why = err.Error()

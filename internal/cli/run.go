@@ -358,7 +358,17 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 		return errSilent{code: ExitInterrupted}
 	}
-	return nil
+	return failedTxErr(sum.Failed, sum.Processed)
+}
+
+// failedTxErr is exit 3 when transactions failed with errors that were not
+// retried (pgbench: "some clients failed"): the result is out already.
+func failedTxErr(failed, processed int64) error {
+	if failed == 0 {
+		return nil
+	}
+	return &exitError{code: ExitFailedTx, err: fmt.Errorf("%s of %s transactions failed with errors that were not retried (listed in the result)",
+		thousands(failed), thousands(failed+processed))}
 }
 
 func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {

@@ -461,7 +461,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 
 	res.Stats = metrics.NewSet(len(p.Mix))
 	errs := map[string]int64{}
-	var ok []uint32
+	var ok, answered []uint32
 	stmts := map[string]*StmtStat{}
 	for _, v := range vus {
 		// A VU still inside a transaction is abandoned: what it recorded
@@ -482,12 +482,8 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		res.Lag.Sum += v.lag.Sum
 		res.Lag.Max = max(res.Lag.Max, v.lag.Max)
 		res.ConnLost += v.connLost
-		for i, n := range v.okSec {
-			for len(ok) <= i {
-				ok = append(ok, 0)
-			}
-			ok[i] += n
-		}
+		ok = addSeconds(ok, v.okSec)
+		answered = addSeconds(answered, v.ansSec)
 		if v.timed != nil {
 			v.timed.mergeInto(stmts)
 		}
@@ -498,9 +494,11 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if measured {
 		// Whole seconds only: the last fraction of a second is too short
 		// to call an outage when nothing happened to finish in it.
+		// A second in which the server answered, if only with errors, is
+		// not an outage: an outage is a lost or unreachable server.
 		secs := int(res.Measured() / time.Second)
 		for s := 0; s < secs; s++ {
-			if s >= len(ok) || ok[s] == 0 {
+			if (s >= len(ok) || ok[s] == 0) && (s >= len(answered) || answered[s] == 0) {
 				res.Outage++
 				res.OutageSeconds = append(res.OutageSeconds, s)
 			}
@@ -510,6 +508,17 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		return res, probeErr
 	}
 	return res, nil
+}
+
+// addSeconds adds the per-second counts of one VU to the run's.
+func addSeconds(to, from []uint32) []uint32 {
+	for i, n := range from {
+		for len(to) <= i {
+			to = append(to, 0)
+		}
+		to[i] += n
+	}
+	return to
 }
 
 // waitVUs waits for every VU to return, until deadline; then it notes the
@@ -668,6 +677,9 @@ type vu struct {
 	lag      Lag
 	connLost int64
 	okSec    []uint32 // completed transactions per second of the measured interval
+	// ansSec: transactions per second of the measured interval that failed
+	// with the server's answer (an SQL error), not a lost connection.
+	ansSec []uint32
 }
 
 // connect opens the VU's connection (again, after a loss), counting into
@@ -848,6 +860,9 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 	}
 	now := time.Now()
 	v.since.Store(0)
+	if v.timed != nil {
+		v.timed.settle(err)
+	}
 	if err != nil && v.timedOut.Load() {
 		// The watchdog cancelled this transaction's statements: say so
 		// (the loop gives the next one a fresh context).
@@ -908,6 +923,9 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 			}
 			v.noteError(err)
 		}
+		if counted && !lost {
+			v.ansSec = markSecond(v.ansSec, v.live, now)
+		}
 	}
 	if counted {
 		s.Retries += retries
@@ -926,16 +944,20 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 
 // markOK counts a completed transaction in its second of the measured
 // interval, for the outage report.
-func (v *vu) markOK(now time.Time) {
-	_, since := v.live.Phase()
+func (v *vu) markOK(now time.Time) { v.okSec = markSecond(v.okSec, v.live, now) }
+
+// markSecond counts one in secs at now's second of the measured interval.
+func markSecond(secs []uint32, live *Live, now time.Time) []uint32 {
+	_, since := live.Phase()
 	i := int(now.Sub(since) / time.Second)
 	if i < 0 {
-		return
+		return secs
 	}
-	for len(v.okSec) <= i {
-		v.okSec = append(v.okSec, 0)
+	for len(secs) <= i {
+		secs = append(secs, 0)
 	}
-	v.okSec[i]++
+	secs[i]++
+	return secs
 }
 
 // isConnLost tells whether err means the session is gone: the database
