@@ -96,21 +96,10 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 		return ExitOK
 	}
 	var silent errSilent
-	if errors.As(err, &silent) {
-		return silent.code
+	if !errors.As(err, &silent) {
+		fmt.Fprintf(env.Stderr, "sledge: %s\n", oneLine(err.Error()))
 	}
-	fmt.Fprintf(env.Stderr, "sledge: %s\n", oneLine(err.Error()))
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code
-	}
-	if isUsage(err) {
-		return ExitUsage
-	}
-	if ctx.Err() != nil {
-		return ExitInterrupted
-	}
-	return ExitFailure
+	return exitCode(ctx, err)
 }
 
 // isUsage recognises cobra's own parse errors, which are not typed.

@@ -406,9 +406,9 @@ type transportURL struct {
 // URL's own first when it is asked for. See the command's help for what
 // can be derived.
 func transportURLs(raw string, o *compareOpts) ([]transportURL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("%q is not a database URL: use e.g. sqlite:///path/to/file.db", db.Redact(raw))
+	u, err := db.ParseURL(raw)
+	if err != nil {
+		return nil, err
 	}
 	scheme := strings.ToLower(u.Scheme)
 	own := urlTransport(scheme, u)

@@ -25,6 +25,9 @@ type session struct {
 func openDB(ctx context.Context, raw string) (db.DB, error) {
 	d, err := db.Open(ctx, raw)
 	if err != nil {
+		if errors.As(err, new(*db.URLError)) {
+			return nil, err // it names the URL and what is wrong with it
+		}
 		return nil, fmt.Errorf("open %s: %w", db.Redact(raw), err)
 	}
 	return d, nil

@@ -357,6 +357,8 @@ func exitCode(ctx context.Context, err error) int {
 		return silent.code
 	case errors.As(err, &ee):
 		return ee.code
+	case errors.As(err, new(*db.URLError)):
+		return ExitUsage
 	case isUsage(err):
 		return ExitUsage
 	case ctx.Err() != nil:

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -88,19 +89,85 @@ func Schemes() []string {
 	return out
 }
 
+// URLError is a database URL that cannot name a database: bad input, which
+// the command line reports as such (exit 2). URL is redacted.
+// Drivers return one (BadURL) for what their own parsing refuses.
+type URLError struct {
+	URL    string
+	Reason string
+	Err    error // the driver's own message, which names the URL or the parameter
+}
+
+func (e *URLError) Error() string {
+	if e.Err != nil {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("bad database URL %s: %s", e.URL, e.Reason)
+}
+
+func (e *URLError) Unwrap() error { return e.Err }
+
+// BadURL marks a driver's refusal of its URL (a bad parameter, a bad
+// path) as bad input.
+func BadURL(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &URLError{Err: err}
+}
+
+// ParseURL parses a database URL and checks what every driver needs: a
+// known scheme and, when there is one, a port from 1 to 65535.
+func ParseURL(raw string) (*url.URL, error) {
+	bad := func(format string, a ...any) error {
+		return &URLError{URL: Redact(raw), Reason: fmt.Sprintf(format, a...)}
+	}
+	// What users paste instead of a URL, named, with the URL to write.
+	switch {
+	case strings.Contains(raw, "@tcp(") || strings.Contains(raw, "@unix("):
+		return nil, bad("a go-sql-driver DSN, not a URL: write mysql://user:pass@host:port/db or mysql://user@/db?socket=/path")
+	case strings.HasPrefix(strings.TrimSpace(raw), "host=") || strings.Contains(raw, " dbname=") || strings.HasPrefix(raw, "dbname="):
+		return nil, bad("a libpq keyword/value string, not a URL: write postgres://user:pass@host:port/db or postgres://user@/db?host=/socket/dir")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Parse's message quotes the whole URL, password included:
+		// say what is wrong in words of our own.
+		if i := strings.Index(err.Error(), "invalid port "); i >= 0 {
+			port := strings.TrimSuffix(err.Error()[i+len("invalid port "):], " after host")
+			port = strings.TrimPrefix(strings.Trim(port, `"`), ":")
+			return nil, bad("bad port %q: want a number from 1 to 65535", port)
+		}
+		return nil, bad("not a URL: use e.g. sqlite:///path/to/file.db or postgres://user@host:5432/db")
+	}
+	if u.Scheme == "" {
+		return nil, bad("no scheme: use e.g. sqlite:///path/to/file.db or postgres://user@host:5432/db (known schemes: %s)", strings.Join(Schemes(), ", "))
+	}
+	if _, ok := lookup(u.Scheme); !ok {
+		return nil, bad("unknown scheme %q: known schemes are %s", u.Scheme, strings.Join(Schemes(), ", "))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return nil, bad("bad port %q: want a number from 1 to 65535", p)
+		}
+	}
+	return u, nil
+}
+
+func lookup(scheme string) (Driver, bool) {
+	mu.RLock()
+	defer mu.RUnlock()
+	d, ok := drivers[strings.ToLower(scheme)]
+	return d, ok
+}
+
 // Open opens the database a URL names, by its scheme.
 func Open(ctx context.Context, raw string) (DB, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme == "" {
-		return nil, fmt.Errorf("%q is not a database URL: use e.g. sqlite:///path/to/file.db", Redact(raw))
+	u, err := ParseURL(raw)
+	if err != nil {
+		return nil, err
 	}
-	mu.RLock()
-	d, ok := drivers[strings.ToLower(u.Scheme)]
-	mu.RUnlock()
-	if !ok {
-		return nil, fmt.Errorf("unknown database %q in %s: known schemes are %s",
-			u.Scheme, Redact(raw), strings.Join(Schemes(), ", "))
-	}
+	d, _ := lookup(u.Scheme)
 	return d.Open(ctx, u)
 }
 

@@ -99,7 +99,7 @@ type driver struct{}
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
 	cfg, err := parseURL(u)
 	if err != nil {
-		return nil, err
+		return nil, db.BadURL(err)
 	}
 	return open(cfg)
 }

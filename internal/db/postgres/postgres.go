@@ -85,12 +85,12 @@ func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
 		case len(v) == 1 && v[0] == "pgx":
 			fastPath = false
 		default:
-			return nil, fmt.Errorf("postgres URL: bad value %q for api: use pgconn or pgx", strings.Join(v, ","))
+			return nil, db.BadURL(fmt.Errorf("postgres URL: bad value %q for api: use pgconn or pgx", strings.Join(v, ",")))
 		}
 	}
 	cfg, routines, err := parseURL(u)
 	if err != nil {
-		return nil, err
+		return nil, db.BadURL(err)
 	}
 	return &DB{
 		cfg:      cfg,

@@ -101,7 +101,7 @@ type driver struct{}
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
 	path, set, err := parseURL(u)
 	if err != nil {
-		return nil, err
+		return nil, db.BadURL(err)
 	}
 	return open(ctx, path, set, db.SQLFiles{FS: sqlFS})
 }
