@@ -399,11 +399,12 @@ func TestContractFlags(t *testing.T) {
 }
 
 // The exit codes the contracts rely on: 0, 1 (the command ran and failed,
-// TestContractCheck), 2 (bad input), 130 (interrupted,
+// TestContractCheck), 2 (bad input), 3 (transactions failed,
+// TestEveryTransactionFailsExits3), 130 (interrupted,
 // TestInterruptPrintsSummaryAndExits130).
 func TestContractExitCodes(t *testing.T) {
-	if ExitOK != 0 || ExitFailure != 1 || ExitUsage != 2 || ExitInterrupted != 130 {
-		t.Fatalf("exit codes %d %d %d %d, want 0 1 2 130", ExitOK, ExitFailure, ExitUsage, ExitInterrupted)
+	if ExitOK != 0 || ExitFailure != 1 || ExitUsage != 2 || ExitFailedTx != 3 || ExitInternal != 70 || ExitInterrupted != 130 {
+		t.Fatalf("exit codes %d %d %d %d %d %d, want 0 1 2 3 70 130", ExitOK, ExitFailure, ExitUsage, ExitFailedTx, ExitInternal, ExitInterrupted)
 	}
 	for _, args := range [][]string{
 		{"run", "--vus", "0"},
