@@ -308,7 +308,7 @@ func TestBadInput(t *testing.T) {
 		{"procedures dropped", []string{"run", "--db", noProcs, "--mode", "procedure", "--iterations", "1"},
 			"the tpcc procedures are missing in sledge_noprocs: run `sledge drop` and `sledge build` again"},
 		{"pipeline", []string{"run", "--db", empty, "--mode", "pipeline", "--iterations", "1"},
-			"pipeline mode is not implemented yet; use procedure, client or prepared"},
+			"--mode pipeline does not run yet: use procedure, client or prepared"},
 		{"unknown parameter", []string{"run", "--db", empty + "?fast=1"},
 			"mysql URL: unknown parameter fast"},
 	} {
