@@ -39,7 +39,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzRunFlags$$' -fuzztime 2m ./internal/cli/
 
 build:
-	$(GO) build -o bin/sledge ./cmd/sledge
+	$(GO) build -buildvcs=true -o bin/sledge ./cmd/sledge
 
 ## bench: NOPM per mode on private PostgreSQL and MariaDB servers (2 and 4
 ## VUs, one warehouse per VU) with build time per warehouse, sledge's tpcb

@@ -40,7 +40,9 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 		},
 	}
 	addCommon(cmd, &o.common, "build", 1)
-	cmd.Flags().IntVar(&o.vus, "build-vus", defaultBuildVUs(), "build virtual users loading in parallel (default: CPUs)")
+	cmd.Flags().IntVar(&o.vus, "build-vus", defaultBuildVUs(), "build virtual users loading in parallel (default: the number of CPUs)")
+	// The usage says the default in words: cobra must not add this machine's.
+	cmd.Flags().Lookup("build-vus").DefValue = "0"
 	return cmd
 }
 
@@ -89,7 +91,8 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 	// A complete schema has its marker table; refuse to load over it.
 	switch noSchema, err := s.attach(ctx, w); {
 	case err == nil:
-		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `sledge drop %s --db %s`", w.Name(), s.url, w.Name(), s.url)
+		how, note := suggest("sledge drop "+w.Name(), s.raw, true)
+		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `%s`%s", w.Name(), s.url, how, note)
 	case !noSchema:
 		return nil, fmt.Errorf("read schema: %w", err)
 	}

@@ -122,12 +122,70 @@ func oneLine(s string) string {
 	return s
 }
 
-// Version is the module version stamped by the Go toolchain, or "dev".
+// Version is the module version the Go toolchain stamped into the binary
+// (go install …@v1.2.3), else the VCS revision it was built from ("devel
+// 1a2b3c4d5e6f", "+modified" with uncommitted changes), else "dev". Jobs
+// record it.
 func Version() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
 	}
-	return "dev"
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, _, modified := vcsInfo(bi)
+	if rev == "" {
+		return "dev"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if modified {
+		rev += "+modified"
+	}
+	return "devel " + rev
+}
+
+// versionText is what --version prints: the version, the module, the
+// revision with its time and whether the tree had uncommitted changes, and
+// the Go toolchain.
+func versionText() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\n", Version())
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		fmt.Fprintf(&b, "module %s %s\n", bi.Main.Path, bi.Main.Version)
+		if rev, at, modified := vcsInfo(bi); rev != "" {
+			fmt.Fprintf(&b, "revision %s", rev)
+			if at != "" {
+				fmt.Fprintf(&b, " (%s)", at)
+			}
+			if modified {
+				b.WriteString(", with uncommitted changes")
+			}
+			b.WriteString("\n")
+		} else {
+			b.WriteString("revision unknown (built outside a git checkout, by go run, or with -buildvcs=false: `make build` stamps it)\n")
+		}
+	}
+	fmt.Fprintf(&b, "built with %s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b.String()
+}
+
+// vcsInfo reads the revision, its time and the modified flag that the Go
+// toolchain stamps into binaries built inside a VCS checkout.
+func vcsInfo(bi *debug.BuildInfo) (rev, at string, modified bool) {
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	return rev, at, modified
 }
 
 func newRoot(ctx context.Context, env *Env) *cobra.Command {
@@ -138,13 +196,14 @@ func newRoot(ctx context.Context, env *Env) *cobra.Command {
 throughput and latency, and where each number comes from.
 
 With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
-		Version:       Version(),
+		Version:       versionText(),
 		SilenceErrors: true,
 		SilenceUsage:  true,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("%s (see sledge %s --help)", cleanFlagError(err), c.Name())
 	})
+	root.SetVersionTemplate("sledge {{.Version}}\n")
 	root.CompletionOptions.DisableDefaultCmd = true
 	// Subcommands inherit the root's usage template: one table for all.
 	root.SetUsageTemplate(root.UsageTemplate() + exitCodesHelp)

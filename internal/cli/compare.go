@@ -580,7 +580,7 @@ func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.M
 		// The embedded default builds its schema in the first cell.
 		if noSchema, err := s.attach(ctx, w); err != nil {
 			if noSchema {
-				return db.Info{}, noSchemaErr(w.Name(), s.url, true)
+				return db.Info{}, noSchemaErr(w.Name(), s.raw, true)
 			}
 			return db.Info{}, fmt.Errorf("read schema: %w", err)
 		}

@@ -79,12 +79,24 @@ func (s *session) attach(ctx context.Context, w workload.Workload) (noSchema boo
 	return false, err
 }
 
-func noSchemaErr(wl, url string, explicit bool) error {
-	how := "sledge build " + wl
-	if explicit {
-		how += " --db " + url
+// noSchemaErr says to build first, with a command that can be pasted.
+func noSchemaErr(wl, raw string, explicit bool) error {
+	how, note := suggest("sledge build "+wl, raw, explicit)
+	return fmt.Errorf("no %s schema in %s: run `%s` first%s", wl, db.Redact(raw), how, note)
+}
+
+// suggest completes a suggested command with the database, when the user
+// named one: its URL without the password, which a note says to put in
+// the variable the driver reads (a REDACTED placeholder cannot be pasted).
+func suggest(cmd, raw string, explicit bool) (how, note string) {
+	if !explicit {
+		return cmd, ""
 	}
-	return fmt.Errorf("no %s schema in %s: run `%s` first", wl, url, how)
+	u, env := db.Pasteable(raw)
+	if env != "" {
+		note = fmt.Sprintf(" (with the password in %s)", env)
+	}
+	return cmd + " --db " + u, note
 }
 
 func scaleText(w workload.Workload) string {
@@ -112,13 +124,10 @@ func trimPlural(s string) string {
 // with none from one with the leftovers of an interrupted build.
 func (s *session) missingSchemaErr(ctx context.Context, w workload.Workload, explicit bool) error {
 	if s.incomplete(ctx, w) {
-		how := "sledge build " + w.Name()
-		if explicit {
-			how += " --db " + s.url
-		}
-		return fmt.Errorf("the %s schema in %s is incomplete: its build was interrupted or failed; run `%s` again, which drops what was loaded and starts over", w.Name(), s.url, how)
+		how, note := suggest("sledge build "+w.Name(), s.raw, explicit)
+		return fmt.Errorf("the %s schema in %s is incomplete: its build was interrupted or failed; run `%s`%s again, which drops what was loaded and starts over", w.Name(), s.url, how, note)
 	}
-	return noSchemaErr(w.Name(), s.url, explicit)
+	return noSchemaErr(w.Name(), s.raw, explicit)
 }
 
 // incomplete reports whether some of w's tables exist although its schema

@@ -100,6 +100,7 @@ switches. --no-cost turns the measuring off, to see what it costs;
 	fs.IntVarP(&o.vus, "vus", "c", 1, "virtual users, each with its own connection (pgbench -c)")
 	o.rampup = 10 * time.Second
 	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
+	fs.Lookup("rampup").DefValue = "0" // the usage gives the per-workload defaults
 	o.duration = time.Minute
 	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
 	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
@@ -221,7 +222,8 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return fmt.Errorf("read schema: %w", err)
 		}
 		if isScript {
-			return fmt.Errorf("%v: run `sledge build tpcb%s` first", err, explicitDB(o.explicit, s.url))
+			how, note := suggest("sledge build tpcb", s.raw, o.explicit)
+			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
 		}
 		if o.explicit {
 			return s.missingSchemaErr(ctx, w, true)
@@ -580,13 +582,6 @@ func openScriptSession(ctx context.Context, raw string, p workload.Protocol, pip
 		m = workload.ModePrepared
 	}
 	return &session{url: db.Redact(raw), raw: raw, db: d, ctl: c, mode: m}, nil
-}
-
-func explicitDB(explicit bool, url string) string {
-	if explicit {
-		return " --db " + url
-	}
-	return ""
 }
 
 // reopenCtl replaces the control session when err says it was lost (or it

@@ -59,6 +59,45 @@ type Driver interface {
 	Open(ctx context.Context, u *url.URL) (DB, error)
 }
 
+// PasswordEnver is a Driver that reads a URL's missing password from the
+// environment (PGPASSWORD, MYSQL_PWD): a suggested command can leave the
+// password out and name the variable instead.
+type PasswordEnver interface {
+	PasswordEnv() string
+}
+
+// Pasteable returns raw with its password left out, for a command a user
+// can paste (Redact's "REDACTED" cannot be), and the environment variable
+// that supplies the password to the driver; env is "" when raw had no
+// password. A URL that does not parse comes back redacted.
+func Pasteable(raw string) (pasteable, env string) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Redact(raw), ""
+	}
+	had := false
+	if u.User != nil {
+		if _, ok := u.User.Password(); ok {
+			u.User = url.User(u.User.Username())
+			had = true
+		}
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Del("password")
+		u.RawQuery = q.Encode()
+		had = true
+	}
+	if !had {
+		return Redact(raw), ""
+	}
+	if d, ok := lookup(u.Scheme); ok {
+		if pe, ok := d.(PasswordEnver); ok {
+			env = pe.PasswordEnv()
+		}
+	}
+	return Redact(u.String()), env
+}
+
 var (
 	mu      sync.RWMutex
 	drivers = map[string]Driver{}

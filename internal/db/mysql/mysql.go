@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"slices"
 	"sort"
 	"strconv"
@@ -94,6 +95,10 @@ type config struct {
 
 type driver struct{}
 
+// PasswordEnv: like the mysql client, a URL without a password takes it
+// from MYSQL_PWD (parseURL).
+func (driver) PasswordEnv() string { return "MYSQL_PWD" }
+
 // Open parses the URL; the first call that needs the server connects (so a
 // build can create the database first, with EnsureDatabase).
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
@@ -159,9 +164,15 @@ func parseURL(u *url.URL) (*config, error) {
 	if drv.Timeout == 0 {
 		drv.Timeout = connectTimeout
 	}
+	hasPW := false
 	if u.User != nil {
 		drv.User = u.User.Username()
-		drv.Passwd, _ = u.User.Password()
+		drv.Passwd, hasPW = u.User.Password()
+	}
+	if !hasPW {
+		// As the mysql client does; sledge suggests commands that leave
+		// the password out of the URL and name this variable.
+		drv.Passwd = os.Getenv("MYSQL_PWD")
 	}
 	if drv.User == "" {
 		drv.User = "root"

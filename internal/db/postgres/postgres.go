@@ -75,6 +75,9 @@ func (r Routines) prokind() string {
 
 type driver struct{}
 
+// PasswordEnv: pgx reads PGPASSWORD when the URL has no password, as libpq does.
+func (driver) PasswordEnv() string { return "PGPASSWORD" }
+
 // Open parses the URL; it does not connect, so build can create a missing
 // database first (EnsureDatabase).
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
