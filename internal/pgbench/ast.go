@@ -2,8 +2,9 @@
 // files (SQL commands and meta-commands), the expression language of \set,
 // \if and \elif with all of pgbench's functions, and pgbench's builtin
 // scripts. It runs nothing: internal/workload/script interprets a parsed
-// Script against a database session. Reference:
-// ../shared/docs/tpcb-pgbench.md, sections 3 to 5.
+// Script against a database session. Reference: pgbench's documentation
+// (PostgreSQL 15), "Custom Scripts" and "Built-in Operators/Functions";
+// docs/pgbench.md.
 package pgbench
 
 import "time"

@@ -5,8 +5,8 @@
 // or binds variables into SQL, runs the meta-commands (\set, \sleep,
 // \setshell, \shell, \if…\endif, \gset, \aset, pipelines), picks scripts by
 // weight, restores a client's variables and random state before a retry,
-// and keeps pgbench -r's per-command latencies. Reference:
-// ../shared/docs/tpcb-pgbench.md, sections 4, 5 and 9.
+// and keeps pgbench -r's per-command latencies. Reference: pgbench's
+// documentation (PostgreSQL 15) and docs/pgbench.md.
 //
 // A terminal is one pgbench client: its own variables (client_id, scale,
 // random_seed, default_seed, then -D values, which take precedence), its own
