@@ -62,8 +62,16 @@ name=value). pgbench's -c -T -t -P -R -L -r work as in pgbench
 transactions in flight; a lost connection is reopened (--reconnect).
 
 A timed run warms up for --rampup (not counted), then measures for
---duration. With --iterations N each virtual user runs N transactions and
-the whole run is measured (HammerDB's test driver).
+--duration; the transactions in flight at its end finish and count, as
+pgbench's do. With --iterations N each virtual user runs N transactions
+and the whole run is measured (HammerDB's test driver).
+
+TPM is the database's commit and rollback counters over the measured
+interval where they agree with sledge's own count within 2%; at both edges
+the virtual users pause between two transactions while the counters are
+read (PostgreSQL sessions publish theirs first). Otherwise (other sessions
+busy, failed transactions) the headline is sledge's count and the summary
+says why, with both figures (docs/databases.md).
 
 Modes (--mode), each running the same transaction logic with the same inputs:
   procedure  one call of a server-side routine per transaction (default where supported)
