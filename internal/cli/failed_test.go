@@ -61,8 +61,19 @@ func TestEveryTransactionFailsExits3(t *testing.T) {
 	if code != ExitFailedTx || !strings.Contains(stdout, "number of failed transactions: 20 (100.000%)") || strings.Contains(stdout, "outage") {
 		t.Errorf("exit %d:\n%s%s", code, stdout, stderr)
 	}
-	if out, _, _ := runCLI(t, home, "jobs", "list"); !strings.Contains(out, "failed") {
-		t.Errorf("the job is not listed as failed:\n%s", out)
+	// Its job is complete (the result is whole) and says what failed.
+	out, _, _ := runCLI(t, home, "jobs", "list", "--json")
+	var l struct {
+		Jobs []struct {
+			Status string `json:"status"`
+			Error  string `json:"error"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(out), &l); err != nil || len(l.Jobs) == 0 {
+		t.Fatalf("jobs list: %v: %s", err, out)
+	}
+	if j := l.Jobs[0]; j.Status != "completed" || !strings.Contains(j.Error, "20 of 20 transactions failed") {
+		t.Errorf("job %+v: want completed, with an error saying what failed", j)
 	}
 }
 

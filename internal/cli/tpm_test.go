@@ -84,7 +84,10 @@ END;
 				if want < 100 {
 					t.Errorf("%s: only %d transactions: too few to judge", name, want)
 				}
-				if math.Abs(float64(got-want)) > 0.02*float64(want) {
+				// 2%, and the few statements of sledge's control session
+				// that PostgreSQL counts too (tpmSlack), which matter on a
+				// slow machine's 3 s run; bench-tpm holds 2% on 8 s runs.
+				if math.Abs(float64(got-want)) > max(0.02*float64(want), tpmSlack) {
 					t.Errorf("%s: the database counted %d transactions, sledge %d: more than 2%% apart", name, got, want)
 				}
 				if r.TPMSource != "database" || r.TPM != *r.TPMDatabase || r.TPMNote != "" {

@@ -175,7 +175,7 @@ func ParseURL(raw string) (*url.URL, error) {
 		if i := strings.Index(err.Error(), "invalid port "); i >= 0 {
 			port := strings.TrimSuffix(err.Error()[i+len("invalid port "):], " after host")
 			port = strings.TrimPrefix(strings.Trim(port, `"`), ":")
-			return nil, bad("bad port %q: want a number from 1 to 65535", port)
+			return nil, badPort(raw, port)
 		}
 		return nil, bad("not a URL: use e.g. sqlite:///path/to/file.db or postgres://user@host:5432/db")
 	}
@@ -187,10 +187,41 @@ func ParseURL(raw string) (*url.URL, error) {
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return nil, bad("bad port %q: want a number from 1 to 65535", p)
+			return nil, badPort(raw, p)
+		}
+		// postgres://u:12345/x@h/db parses as host "u", port 12345 and a
+		// path with an @: a password with an unescaped /, which every
+		// message would then show as a port and a path.
+		if !strings.Contains(u.Host, "@") && u.User == nil && strings.Contains(u.Path, "@") {
+			return nil, badPort(raw, p)
 		}
 	}
 	return u, nil
+}
+
+// badPort reports a port that is not one. When an @ follows it, the "port"
+// may be a piece of a password with an unescaped / ? or #
+// (postgres://u:pa/ss@h/db parses as host "u", port "pa"): then it is not
+// quoted, and the message says how to write such a password.
+func badPort(raw, port string) error {
+	redacted := Redact(raw)
+	rest := raw
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest = raw[i+3:]
+	}
+	authority := rest
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		authority = rest[:i]
+	}
+	if !strings.Contains(authority, "@") && strings.Contains(rest, "@") {
+		if j := strings.LastIndex(redacted, "@"); j >= 0 {
+			if k := strings.Index(redacted, "://"); k >= 0 && k+3 <= j {
+				redacted = redacted[:k+3] + "…" + redacted[j:]
+			}
+		}
+		return &URLError{URL: redacted, Reason: "bad port, or a password with an unescaped / ? # or @ in it: write those as %2F %3F %23 %40"}
+	}
+	return &URLError{URL: redacted, Reason: fmt.Sprintf("bad port %q: want a number from 1 to 65535", port)}
 }
 
 func lookup(scheme string) (Driver, bool) {
