@@ -142,7 +142,8 @@ func TestContractRunTPCC(t *testing.T) {
 		name string
 		args []string
 	}{
-		{"--db", []string{"run", "--db", u, "-c", "2", "-t", "40", "--json"}},
+		// 100 transactions per VU: a whole deck, every type at least once.
+		{"--db", []string{"run", "--db", u, "-c", "2", "-t", "100", "--json"}},
 		{"positional URL", []string{"run", u, "--vus", "2", "--iterations", "40", "--json"}},
 		{"workload and positional URL", []string{"run", "tpcc", u, "-c", "2", "--rampup", "0", "-T", "1s", "--json"}},
 	} {
@@ -152,8 +153,8 @@ func TestContractRunTPCC(t *testing.T) {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
 			// A type that ran no transaction has no cost to report (a
-			// VU's deck of 23 cards holds every type, so -t 40 runs
-			// them all; a 1 s run may not).
+			// VU's deck of 100 cards holds every type, so -t 100 runs
+			// them all; shorter runs may not).
 			var counts struct {
 				Transactions map[string]struct {
 					Count int64 `json:"count"`
@@ -164,6 +165,9 @@ func TestContractRunTPCC(t *testing.T) {
 			for k, v := range keys {
 				ty, rest, _ := strings.Cut(strings.TrimPrefix(k, "transactions."), ".")
 				if strings.HasPrefix(k, "transactions.") && strings.HasPrefix(rest, "per_txn.") && counts.Transactions[ty].Count == 0 {
+					if c.name == "--db" {
+						t.Errorf("no %s in a whole deck", ty)
+					}
 					continue
 				}
 				want[k] = v
