@@ -888,20 +888,21 @@ func gib(b int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
-// commandLine is the compare command as given, the password redacted,
-// with the seed it ran with (in place of --random-seed): it repeats the
+// commandLine is the compare command as given, without the password (a
+// comment names the variable for it), with the seed it ran with (in place of --random-seed): it repeats the
 // compare.
 func commandLine(cmd *cobra.Command, seed uint64) string {
 	parts := append([]string{"sledge compare"}, cmd.Flags().Args()...)
+	note := ""
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		v := f.Value.String()
 		switch f.Name {
 		case "db":
-			v = db.Redact(v)
+			v, note = pasteDB(v)
 		case "seed", "random-seed":
 			return
 		}
 		parts = append(parts, "--"+f.Name+" "+v)
 	})
-	return strings.Join(append(parts, "--seed "+strconv.FormatUint(seed, 10)), " ")
+	return strings.Join(append(parts, "--seed "+strconv.FormatUint(seed, 10)), " ") + note
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/jobs"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -343,7 +344,8 @@ func specLine(raw json.RawMessage) string {
 	if err != nil {
 		return string(raw)
 	}
-	parts := []string{s.Command, s.Workload, "--db", s.Database}
+	u, note := pasteDB(s.Database)
+	parts := []string{s.Command, s.Workload, "--db", u}
 	set := map[string]bool{"seed": true, "mode": true}
 	for _, n := range s.Set {
 		set[n] = true
@@ -362,7 +364,18 @@ func specLine(raw json.RawMessage) string {
 		}
 		parts = append(parts, "--"+n, v)
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, " ") + note
+}
+
+// pasteDB is a recorded (redacted) or given URL as a command can carry it:
+// without its password, and a shell comment naming the variable to put it
+// in, so that the command can be pasted (a REDACTED placeholder cannot).
+func pasteDB(u string) (url, note string) {
+	url, env := db.Pasteable(u)
+	if env != "" {
+		note = "  # password from " + env
+	}
+	return url, note
 }
 
 // printSeries prints the transaction counter in at most about 40 rows:

@@ -60,6 +60,18 @@ func TestSuggestedCommandsCanBePasted(t *testing.T) {
 			if _, stderr, code := runCLI(t, home, append(args[1:], "--warehouses", "1", "--no-job")...); code != ExitOK {
 				t.Errorf("the pasted suggestion %q failed: exit %d: %s", m[1], code, stderr)
 			}
+			// A job's recorded command (jobs show) can be pasted too.
+			if _, stderr, code := runCLI(t, home, "run", "--db", u, "-t", "5"); code != ExitOK {
+				t.Fatalf("run: exit %d: %s", code, stderr)
+			}
+			show, _, _ := runCLI(t, home, "jobs", "show", "1")
+			cm := regexp.MustCompile(`(?m)^command +(sledge .*?)  # password from ([A-Z_]+)$`).FindStringSubmatch(show)
+			if cm == nil || cm[2] != c.env || strings.Contains(cm[1], "REDACTED") {
+				t.Fatalf("jobs show: no pasteable command:\n%s", show)
+			}
+			if _, stderr, code := runCLI(t, home, append(strings.Fields(cm[1])[1:], "--no-job")...); code != ExitOK {
+				t.Errorf("the pasted job command %q failed: exit %d: %s", cm[1], code, stderr)
+			}
 			// build again: "drop it first with `…`", pasteable too.
 			_, stderr, _ = runCLI(t, home, "build", "tpcb", "--db", u, "--scale", "1", "--no-job")
 			d := regexp.MustCompile("drop it first with `([^`]+)` \\(with the password in ([A-Z_]+)\\)").FindStringSubmatch(stderr)
