@@ -38,7 +38,10 @@ func checkPaused(t *testing.T, srv *Server) {
 		for end := time.Now().Add(2 * time.Second); st != "T" && time.Now().Before(end); st = procState(p) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		if st != "T" {
+		// A child that exited just as the main process stopped stays a
+		// zombie (Z) until it is resumed to reap it: it answers nothing
+		// either.
+		if st != "T" && !(st == "Z" && p != pid) {
 			t.Errorf("process %d is in state %q, want T (stopped)", p, st)
 		}
 	}
