@@ -373,8 +373,15 @@ func redactText(raw string) string {
 			s = s[:start+c+1] + "REDACTED" + s[at:]
 		}
 	}
+	if !strings.Contains(raw, "://") {
+		// A libpq keyword/value string: a value runs to the next space,
+		// & and ; included (passwd=&000).
+		s = libpqPassword.ReplaceAllString(s, "${1}REDACTED")
+	}
 	return RedactQuery(s)
 }
+
+var libpqPassword = regexp.MustCompile(`(?i)((?:^|[[:space:]])(?:password|passwd)[[:space:]]*=[[:space:]]*)('[^']*'|[^[:space:]]*)`)
 
 // Creator is implemented by server databases that can create the database a
 // URL names when it is missing (build calls it before connecting).
