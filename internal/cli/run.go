@@ -45,6 +45,7 @@ type runOpts struct {
 	rampupSet    bool
 	threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
 	noVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
+	cpuProfile   string
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -98,6 +99,11 @@ switches. --no-cost turns the measuring off, to see what it costs;
 			if err := o.flagsSet(cmd, w); err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(o.cpuProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			job, jenv := startJob(cmd, env, "run", w, url)
 			o.job = job
 			return job.end(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
@@ -131,6 +137,7 @@ switches. --no-cost turns the measuring off, to see what it costs;
 	fs.BoolVar(&o.raiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
 	fs.IntVarP(&o.progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
 	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
 	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 	return cmd
 }

@@ -144,7 +144,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		cmd := exec.Command(bin, "run", "tpcb", "--db", url, "--builtin", b, "--mode", "prepared",
 			"-c", strconv.Itoa(clients), "-T", strconv.Itoa(seconds), "--json", "--no-job")
 		if *profile != "" {
-			cmd.Env = append(os.Environ(), "SLEDGE_CPUPROFILE="+*profile+"."+b)
+			cmd.Args = append(cmd.Args, "--cpuprofile", *profile+"."+b)
 		}
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
