@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 // BlockingConn turns a dialed TCP or unix connection into one that reads
@@ -29,18 +30,20 @@ import (
 // at once; the connection is unusable afterwards, which the drivers
 // expect after an interrupted call. A future deadline becomes the socket's
 // SO_RCVTIMEO/SO_SNDTIMEO.
-func BlockingConn(nc net.Conn) (net.Conn, error) {
+func BlockingConn(nc net.Conn) (net.Conn, error) { return newBlockingConn(nc, rawIO.Load()) }
+
+func newBlockingConn(nc net.Conn, raw bool) (net.Conn, error) {
 	sc, ok := nc.(syscall.Conn)
 	if !ok {
 		return nc, nil
 	}
-	raw, err := sc.SyscallConn()
+	rc, err := sc.SyscallConn()
 	if err != nil {
 		return nil, fmt.Errorf("blocking io: %w", err)
 	}
 	fd := -1
 	var dupErr error
-	if err := raw.Control(func(s uintptr) {
+	if err := rc.Control(func(s uintptr) {
 		fd, dupErr = syscall.Dup(int(s))
 	}); err != nil {
 		return nil, fmt.Errorf("blocking io: %w", err)
@@ -52,13 +55,80 @@ func BlockingConn(nc net.Conn) (net.Conn, error) {
 		syscall.Close(fd)
 		return nil, fmt.Errorf("blocking io: %w", err)
 	}
-	b := &blockingConn{fd: fd, local: nc.LocalAddr(), remote: nc.RemoteAddr()}
+	b := &blockingConn{fd: fd, local: nc.LocalAddr(), remote: nc.RemoteAddr(), raw: raw}
+	if b.raw {
+		if err := b.setTimeouts(rawSlice, rawSlice); err != nil {
+			syscall.Close(fd)
+			return nil, fmt.Errorf("blocking io: %w", err)
+		}
+	}
 	_ = nc.Close() // the duplicate keeps the socket open
 	return b, nil
 }
 
+// rawIO makes new connections wait in raw system calls (SetRawIO).
+var rawIO atomic.Bool
+
+// SetRawIO makes the connections BlockingConn makes from now on read and
+// write with raw system calls, which do not tell Go's scheduler that the
+// thread is blocked: no hand-off of the processor, no wake-up of the
+// runtime's monitor thread. Only right when every thread that waits this
+// way has a processor of its own (GOMAXPROCS above the number of
+// connections waiting at once), or the others would wait for a time slice.
+// A raw wait lasts at most rawSlice; a longer one continues as an ordinary
+// system call, so a garbage collection's stop of the world, which cannot
+// interrupt a raw call, waits at most that long.
+func SetRawIO(on bool) { rawIO.Store(on) }
+
+// rawSlice bounds one raw wait (SO_RCVTIMEO/SO_SNDTIMEO while raw).
+const rawSlice = 2 * time.Millisecond
+
+func (c *blockingConn) setTimeouts(rd, wr time.Duration) error {
+	tv := syscall.NsecToTimeval(rd.Nanoseconds())
+	if err := syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
+		return err
+	}
+	tv = syscall.NsecToTimeval(wr.Nanoseconds())
+	return syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
+}
+
+func rawRead(fd int, p []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
+
+func rawWrite(fd int, p []byte) (int, syscall.Errno) {
+	n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&p[0])), uintptr(len(p)))
+	return int(n), e
+}
+
+// slow waits in an ordinary system call, for as long as the deadline
+// allows (none: without limit), after a raw wait ran out of its slice.
+func (c *blockingConn) slow(p []byte, opt int, call func(int, []byte) (int, error)) (int, error) {
+	c.mu.Lock()
+	dl := c.rdl
+	if opt == syscall.SO_SNDTIMEO {
+		dl = c.wdl
+	}
+	c.mu.Unlock()
+	var d time.Duration
+	if !dl.IsZero() {
+		if d = time.Until(dl); d <= 0 {
+			return 0, syscall.EAGAIN
+		}
+	}
+	tv := syscall.NsecToTimeval(d.Nanoseconds())
+	_ = syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv)
+	n, err := call(c.fd, p)
+	tv = syscall.NsecToTimeval(rawSlice.Nanoseconds())
+	_ = syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv)
+	return n, err
+}
+
 type blockingConn struct {
 	fd            int
+	raw           bool      // raw waits of at most rawSlice (SetRawIO)
+	rdl, wdl      time.Time // deadlines, kept here when raw
 	local, remote net.Addr
 	mu            sync.Mutex // guards closed against Close racing a deadline
 	closed        bool
@@ -100,7 +170,18 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 	}
 	defer c.release()
 	for {
-		n, err := syscall.Read(c.fd, p)
+		var n int
+		var err error
+		if c.raw {
+			var e syscall.Errno
+			if n, e = rawRead(c.fd, p); e == syscall.EAGAIN || e == syscall.EINTR {
+				n, err = c.slow(p, syscall.SO_RCVTIMEO, syscall.Read)
+			} else if e != 0 {
+				n, err = 0, e
+			}
+		} else {
+			n, err = syscall.Read(c.fd, p)
+		}
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -125,7 +206,18 @@ func (c *blockingConn) Write(p []byte) (int, error) {
 	defer c.release()
 	done := 0
 	for done < len(p) {
-		n, err := syscall.Write(c.fd, p[done:])
+		var n int
+		var err error
+		if c.raw {
+			var e syscall.Errno
+			if n, e = rawWrite(c.fd, p[done:]); e == syscall.EAGAIN || e == syscall.EINTR {
+				n, err = c.slow(p[done:], syscall.SO_SNDTIMEO, syscall.Write)
+			} else if e != 0 {
+				n, err = 0, e
+			}
+		} else {
+			n, err = syscall.Write(c.fd, p[done:])
+		}
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -202,24 +294,62 @@ func (c *blockingConn) setDeadline(t time.Time, opt int) error {
 			return syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
 		}
 	}
+	if c.raw {
+		// The slice stays the socket's timeout; slow applies the rest.
+		if opt == syscall.SO_RCVTIMEO {
+			c.rdl = t
+		} else {
+			c.wdl = t
+		}
+		return nil
+	}
 	tv := syscall.NsecToTimeval(d.Nanoseconds())
 	return syscall.SetsockoptTimeval(c.fd, syscall.SOL_SOCKET, opt, &tv)
 }
 
+// IOMode is how a server database's virtual-user connections wait for
+// the server: the "io" URL option.
+type IOMode int
+
+const (
+	// IOBlocking (io=blocking, the default): blocking system calls on the
+	// connection's own descriptor (BlockingConn), raw ones when the run
+	// allows it (SetRawIO).
+	IOBlocking IOMode = iota
+	// IOSyscall (io=syscall): blocking system calls, never raw.
+	IOSyscall
+	// IOPoller (io=poller): Go's network poller, for comparison.
+	IOPoller
+)
+
+// Wrap gives a dialed connection the mode's way of waiting.
+func (m IOMode) Wrap(nc net.Conn) (net.Conn, error) {
+	switch m {
+	case IOPoller:
+		return nc, nil
+	case IOSyscall:
+		return newBlockingConn(nc, false)
+	}
+	return BlockingConn(nc)
+}
+
 // IOOption reads the "io" URL option shared by the server databases and
-// removes it from q: "blocking" (the default: BlockingConn) or "poller"
-// (Go's network poller, for comparison).
-func IOOption(q map[string][]string, dbName string) (blocking bool, err error) {
+// removes it from q: blocking (the default), syscall or poller (IOMode).
+func IOOption(q map[string][]string, dbName string) (IOMode, error) {
 	v, ok := q["io"]
 	if !ok {
-		return true, nil
+		return IOBlocking, nil
 	}
 	delete(q, "io")
-	switch {
-	case len(v) == 1 && v[0] == "blocking":
-		return true, nil
-	case len(v) == 1 && v[0] == "poller":
-		return false, nil
+	if len(v) == 1 {
+		switch v[0] {
+		case "blocking":
+			return IOBlocking, nil
+		case "syscall":
+			return IOSyscall, nil
+		case "poller":
+			return IOPoller, nil
+		}
 	}
-	return false, fmt.Errorf("%s URL: bad value %q for io: use blocking or poller", dbName, strings.Join(v, ","))
+	return 0, fmt.Errorf("%s URL: bad value %q for io: use blocking, syscall or poller", dbName, strings.Join(v, ","))
 }

@@ -5,12 +5,13 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
 
 // pair is a loopback TCP connection: the blocking client and the server's end.
-func pair(t *testing.T) (net.Conn, net.Conn) {
+func pair(t *testing.T, raw bool) (net.Conn, net.Conn) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -26,7 +27,7 @@ func pair(t *testing.T) (net.Conn, net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bc, err := BlockingConn(nc)
+	bc, err := newBlockingConn(nc, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,8 +36,21 @@ func pair(t *testing.T) (net.Conn, net.Conn) {
 	return bc, srv
 }
 
-func TestBlockingConnReadsAndWrites(t *testing.T) {
-	c, srv := pair(t)
+// waits runs a test with ordinary and with raw blocking system calls.
+func waits(t *testing.T, f func(t *testing.T, raw bool)) {
+	for _, raw := range []bool{false, true} {
+		name := "syscall"
+		if raw {
+			name = "raw"
+		}
+		t.Run(name, func(t *testing.T) { f(t, raw) })
+	}
+}
+
+func TestBlockingConnReadsAndWrites(t *testing.T) { waits(t, readsAndWrites) }
+
+func readsAndWrites(t *testing.T, raw bool) {
+	c, srv := pair(t, raw)
 	if _, err := c.Write([]byte("ping")); err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +70,9 @@ func TestBlockingConnReadsAndWrites(t *testing.T) {
 	}
 }
 
-func TestBlockingConnInterrupts(t *testing.T) {
+func TestBlockingConnInterrupts(t *testing.T) { waits(t, interrupts) }
+
+func interrupts(t *testing.T, raw bool) {
 	cases := []struct {
 		name      string
 		interrupt func(c net.Conn)
@@ -67,7 +83,7 @@ func TestBlockingConnInterrupts(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, _ := pair(t)
+			c, _ := pair(t, raw)
 			done := make(chan error, 1)
 			go func() {
 				_, err := c.Read(make([]byte, 1)) // the server never answers
@@ -90,8 +106,10 @@ func TestBlockingConnInterrupts(t *testing.T) {
 	}
 }
 
-func TestBlockingConnFutureDeadlineTimesOut(t *testing.T) {
-	c, _ := pair(t)
+func TestBlockingConnFutureDeadlineTimesOut(t *testing.T) { waits(t, futureDeadline) }
+
+func futureDeadline(t *testing.T, raw bool) {
+	c, _ := pair(t, raw)
 	if err := c.SetReadDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
 		t.Fatal(err)
 	}
@@ -106,5 +124,41 @@ func TestBlockingConnFutureDeadlineTimesOut(t *testing.T) {
 	c.Close()
 	if _, err := c.Read(make([]byte, 1)); !errors.Is(err, net.ErrClosed) {
 		t.Errorf("read after Close: %v, want net.ErrClosed", err)
+	}
+}
+
+// TestRawWaitLetsTheWorldStop: a raw system call cannot be interrupted by
+// the runtime, so a read waiting raw for an answer that never comes must
+// still let a garbage collection stop the world soon (it continues as an
+// ordinary system call after rawSlice), and then still get its answer.
+func TestRawWaitLetsTheWorldStop(t *testing.T) {
+	c, srv := pair(t, true)
+	got := make(chan error, 1)
+	go func() {
+		buf := make([]byte, 4)
+		_, err := io.ReadFull(c, buf)
+		if err == nil && string(buf) != "late" {
+			err = errors.New("read " + string(buf))
+		}
+		got <- err
+	}()
+	time.Sleep(20 * time.Millisecond) // the reader is waiting by now
+	gcDone := make(chan struct{})
+	go func() { runtime.GC(); close(gcDone) }()
+	select {
+	case <-gcDone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("a garbage collection waited for a raw read that had no answer")
+	}
+	if _, err := srv.Write([]byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("the answer after the slow wait was not read")
 	}
 }

@@ -39,6 +39,7 @@ func main() {
 	transport := flag.String("transport", "tcp", "tcp or unix")
 	hold = flag.Duration("hold", 0, "after the build, print the URL and keep the server up this long instead of measuring (for profiling by hand)")
 	profile = flag.String("cpuprofile", "", "write sledge's CPU profile of each run to this file prefix")
+	variantsFlag = flag.String("variants", "default", "sledge variants to measure, separated by ';': each is a list of NAME=VALUE environment settings and extra sledge options, or 'default' (e.g. 'default;--no-cost;GOMAXPROCS=8')")
 	flag.Parse()
 	if err := run(strings.Split(*builtins, ","), *scale, *clients, *threads, *rounds, *duration, *transport); err != nil {
 		fmt.Fprintln(os.Stderr, "vspgbench:", err)
@@ -46,8 +47,40 @@ func main() {
 	}
 }
 
-var profile *string
-var hold *time.Duration
+var (
+	profile      *string
+	hold         *time.Duration
+	variantsFlag *string
+)
+
+// variant is one way of running sledge: environment and extra options.
+type variant struct {
+	name string
+	env  []string
+	args []string
+}
+
+func parseVariants(s string) []variant {
+	var out []variant
+	for _, v := range strings.Split(s, ";") {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			continue
+		}
+		x := variant{name: v}
+		if v != "default" {
+			for _, tok := range strings.Fields(v) {
+				if !strings.HasPrefix(tok, "-") && strings.Contains(tok, "=") {
+					x.env = append(x.env, tok)
+				} else {
+					x.args = append(x.args, tok)
+				}
+			}
+		}
+		out = append(out, x)
+	}
+	return out
+}
 
 // sample is one run of one tool.
 type sample struct {
@@ -140,16 +173,18 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		s.cpuUs = cpuUs(cmd.ProcessState) / float64(s.txns)
 		return s, nil
 	}
-	runSledge := func(b string) (sample, error) {
+	runSledge := func(b string, v variant, round int) (sample, error) {
 		cmd := exec.Command(bin, "run", "tpcb", "--db", url, "--builtin", b, "--mode", "prepared",
 			"-c", strconv.Itoa(clients), "-T", strconv.Itoa(seconds), "--json", "--no-job")
+		cmd.Args = append(cmd.Args, v.args...)
+		cmd.Env = append(os.Environ(), v.env...)
 		if *profile != "" {
-			cmd.Args = append(cmd.Args, "--cpuprofile", *profile+"."+b)
+			cmd.Args = append(cmd.Args, "--cpuprofile", fmt.Sprintf("%s.%s.%s.%d", *profile, b, strings.Join(strings.Fields(v.name), "_"), round))
 		}
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		if err := cmd.Run(); err != nil {
-			return sample{}, fmt.Errorf("sledge: %v: %s", err, errOut.String())
+			return sample{}, fmt.Errorf("sledge %s: %v: %s", v.name, err, errOut.String())
 		}
 		var r struct {
 			TPS          float64 `json:"tps"`
@@ -164,49 +199,64 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		return s, nil
 	}
 
+	variants := parseVariants(*variantsFlag)
 	fmt.Printf("PostgreSQL %s over %s; settings %v\n", settings["server_version"], transport, settings)
-	fmt.Printf("pgbench -n -M prepared -c %d -j %d -T %d  vs  sledge run tpcb --mode prepared -c %d -T %d; %d rounds each, alternating\n\n",
+	fmt.Printf("pgbench -n -M prepared -c %d -j %d -T %d  vs  sledge run tpcb --mode prepared -c %d -T %d; %d rounds each, alternating\n",
 		clients, threads, seconds, clients, seconds, rounds)
-	fmt.Println("| builtin | round | pgbench tps | sledge tps | pgbench CPU µs/txn | sledge CPU µs/txn |")
-	fmt.Println("|---|---|---|---|---|---|")
-	type pair struct{ pg, sl []sample }
-	results := map[string]*pair{}
+	fmt.Printf("sledge variants: %d\n\n", len(variants))
+	fmt.Println("| builtin | round | tool | tps | CPU µs/txn |")
+	fmt.Println("|---|---|---|---|---|")
+	// Tool 0 is pgbench, tool i > 0 sledge's variant i−1.
+	names := []string{"pgbench"}
+	for _, v := range variants {
+		names = append(names, "sledge "+v.name)
+	}
+	results := map[string][][]sample{}
 	for _, b := range builtins {
-		p := &pair{}
-		results[b] = p
+		res := make([][]sample, len(names))
+		results[b] = res
 		for r := 1; r <= rounds; r++ {
-			// Alternate which tool goes first, so neither always gets the
-			// warmer cache.
-			order := []string{"pgbench", "sledge"}
-			if r%2 == 0 {
-				order = []string{"sledge", "pgbench"}
+			// Alternate the order: rotate by round and reverse every other
+			// round, so no tool always gets the warmer cache or runs last.
+			order := make([]int, len(names))
+			for i := range order {
+				order[i] = (i + r - 1) % len(names)
 			}
-			var pg, sl sample
-			for _, tool := range order {
+			if r%2 == 0 {
+				for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+					order[i], order[j] = order[j], order[i]
+				}
+			}
+			for _, t := range order {
 				if err := reset(); err != nil {
 					return err
 				}
+				var smp sample
 				var err error
-				if tool == "pgbench" {
-					pg, err = runPgbench(b)
+				if t == 0 {
+					smp, err = runPgbench(b)
 				} else {
-					sl, err = runSledge(b)
+					smp, err = runSledge(b, variants[t-1], r)
 				}
 				if err != nil {
 					return err
 				}
+				res[t] = append(res[t], smp)
+				fmt.Printf("| %s | %d | %s | %.0f | %.1f |\n", b, r, names[t], smp.tps, smp.cpuUs)
 			}
-			p.pg, p.sl = append(p.pg, pg), append(p.sl, sl)
-			fmt.Printf("| %s | %d | %.0f | %.0f | %.1f | %.1f |\n", b, r, pg.tps, sl.tps, pg.cpuUs, sl.cpuUs)
 		}
 	}
-	fmt.Println("\n| builtin | median tps pgbench | median tps sledge | tps ratio sledge/pgbench (target ≥ 1.0) | median CPU µs/txn pgbench | median CPU µs/txn sledge | CPU ratio sledge/pgbench (target ≤ 1.0) |")
-	fmt.Println("|---|---|---|---|---|---|---|")
+	fmt.Println("\n| builtin | tool | median tps | tps ratio to pgbench (target ≥ 1.0) | median CPU µs/txn | CPU ratio to pgbench (target ≤ 1.0) |")
+	fmt.Println("|---|---|---|---|---|---|")
 	for _, b := range builtins {
-		p := results[b]
-		pgT, slT := median(p.pg, func(s sample) float64 { return s.tps }), median(p.sl, func(s sample) float64 { return s.tps })
-		pgC, slC := median(p.pg, func(s sample) float64 { return s.cpuUs }), median(p.sl, func(s sample) float64 { return s.cpuUs })
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %.1f | %.1f | %.2f |\n", b, pgT, slT, slT/pgT, pgC, slC, slC/pgC)
+		res := results[b]
+		tps := func(s sample) float64 { return s.tps }
+		cpu := func(s sample) float64 { return s.cpuUs }
+		pgT, pgC := median(res[0], tps), median(res[0], cpu)
+		for t := range names {
+			T, C := median(res[t], tps), median(res[t], cpu)
+			fmt.Printf("| %s | %s | %.0f | %.2f | %.1f | %.2f |\n", b, names[t], T, T/pgT, C, C/pgC)
+		}
 	}
 	return nil
 }

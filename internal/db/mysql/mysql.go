@@ -90,7 +90,7 @@ type config struct {
 	where     string // host:port or socket path, for messages
 	isolation string // key of isolations
 	load      string
-	blocking  bool // virtual users' sockets do blocking I/O (io=blocking, db.BlockingConn)
+	io        db.IOMode // how virtual users' sockets wait (URL option io, db.IOMode)
 }
 
 type driver struct{}
@@ -120,7 +120,7 @@ func parseURL(u *url.URL) (*config, error) {
 		return nil, fmt.Errorf("mysql URL: bad query: %w", db.RedactQueryErr(err))
 	}
 	c := &config{isolation: defaultIsolation, load: defaultLoad}
-	if c.blocking, err = db.IOOption(q, "mysql"); err != nil {
+	if c.io, err = db.IOOption(q, "mysql"); err != nil {
 		return nil, err
 	}
 	params := url.Values{}

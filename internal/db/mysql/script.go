@@ -55,8 +55,8 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 	cfg := d.cfg.drv.Clone()
 	cfg.MultiStatements = true
 	cfg.InterpolateParams = false // values are pasted by the script (simple) or bound
-	if wire != nil || d.cfg.blocking {
-		cfg.DialFunc = countingDial(wire, d.cfg.blocking) // wire.go
+	if wire != nil || d.cfg.io != db.IOPoller {
+		cfg.DialFunc = countingDial(wire, d.cfg.io) // wire.go
 	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {

@@ -20,12 +20,12 @@ import (
 // the connection), nil otherwise.
 func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *metrics.WireCounts, err error) {
 	wire = metrics.WireFrom(ctx)
-	if wire == nil && !d.cfg.blocking {
+	if wire == nil && d.cfg.io == db.IOPoller {
 		sc, err = d.pool.Conn(ctx)
 		return sc, nil, nil, err
 	}
 	cfg := d.cfg.drv.Clone()
-	cfg.DialFunc = countingDial(wire, d.cfg.blocking)
+	cfg.DialFunc = countingDial(wire, d.cfg.io)
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("mysql URL: %w", err)
@@ -41,19 +41,17 @@ func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *
 }
 
 // countingDial dials as the driver does and counts the connection's
-// traffic into wire (when not nil); with blocking, the connection does
-// blocking I/O on its own descriptor (db.BlockingConn).
-func countingDial(wire *metrics.WireCounts, blocking bool) func(ctx context.Context, network, addr string) (net.Conn, error) {
+// traffic into wire (when not nil); the connection waits as io says
+// (db.IOMode).
+func countingDial(wire *metrics.WireCounts, io db.IOMode) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var nd net.Dialer // keeps TCP keepalives on, as the driver's own dial does
 		nc, err := nd.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		if blocking {
-			if nc, err = db.BlockingConn(nc); err != nil {
-				return nil, err
-			}
+		if nc, err = io.Wrap(nc); err != nil {
+			return nil, err
 		}
 		return metrics.CountConn(nc, wire), nil
 	}

@@ -123,7 +123,7 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 		q.Del("routines")
 	}
 	q.Del("api") // read by Open
-	blocking, err := db.IOOption(q, "postgres")
+	io, err := db.IOOption(q, "postgres")
 	if err != nil {
 		return nil, 0, err
 	}
@@ -136,7 +136,7 @@ func parseURL(u *url.URL) (*pgx.ConnConfig, Routines, error) {
 		// pgx's message may quote the URL: say what is wrong without it.
 		return nil, 0, fmt.Errorf("postgres URL %s cannot be used: %s", db.Redact(u.String()), redactErr(err, u))
 	}
-	countDials(cfg, blocking)
+	countDials(cfg, io)
 	return cfg, routines, nil
 }
 

@@ -14,19 +14,17 @@ import (
 // counter its context carries: only virtual users' sessions are opened on
 // such a context (engine.Plan.Cost), so control connections and cancel
 // requests are never counted. Counting happens below TLS: the bytes are
-// the ones on the wire. With blocking, connections do blocking I/O on
-// their own descriptors (db.BlockingConn, URL option io=blocking).
-func countDials(cfg *pgx.ConnConfig, blocking bool) {
+// the ones on the wire. Connections wait as io says (db.IOMode, URL option io=blocking
+// by default).
+func countDials(cfg *pgx.ConnConfig, io db.IOMode) {
 	dial := cfg.DialFunc
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		if blocking {
-			if nc, err = db.BlockingConn(nc); err != nil {
-				return nil, err
-			}
+		if nc, err = io.Wrap(nc); err != nil {
+			return nil, err
 		}
 		return metrics.CountConn(nc, metrics.WireFrom(ctx)), nil
 	}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/sledge-bench/sledge/internal/db"
+)
+
+// maxRawConns is the most connections for which a run gives each its own
+// processor and lets them wait in raw system calls (db.SetRawIO). Beyond
+// it, the processors would outnumber the cores by too much: the garbage
+// collector sizes its work by GOMAXPROCS.
+const maxRawConns = 64
+
+var threads struct {
+	sync.Mutex
+	users int
+}
+
+// clientThreads prepares the process for conns virtual-user connections
+// that each wait for the server on their own thread: GOMAXPROCS is raised
+// above conns, so that a thread waiting in a raw system call never holds
+// a processor another one needs, and raw waits are turned on. Measured in
+// docs/benchmarks.md ("How a virtual user waits"): the Go scheduler's
+// hand-offs and its monitor thread's wake-ups around each blocking read
+// cost more client CPU than the read itself. A GOMAXPROCS set by the user
+// is left alone, and so is a run with more connections than maxRawConns.
+// The returned function undoes it.
+func clientThreads(conns int, getenv func(string) string) (undo func()) {
+	if conns > maxRawConns || getenv("GOMAXPROCS") != "" {
+		return func() {}
+	}
+	threads.Lock()
+	defer threads.Unlock()
+	threads.users++
+	// Room for the engine, the progress display and control sessions.
+	if want := conns + 4; want > runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(want)
+	}
+	db.SetRawIO(true)
+	return func() {
+		threads.Lock()
+		defer threads.Unlock()
+		if threads.users--; threads.users == 0 {
+			db.SetRawIO(false)
+			runtime.SetDefaultGOMAXPROCS()
+		}
+	}
+}
