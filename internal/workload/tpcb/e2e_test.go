@@ -39,7 +39,7 @@ type lazyServer struct {
 	err   error
 }
 
-func (l *lazyServer) get(t *testing.T) *testdb.Server {
+func (l *lazyServer) get(t testing.TB) *testdb.Server {
 	t.Helper()
 	l.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -67,7 +67,7 @@ func TestMain(m *testing.M) {
 }
 
 // sledge runs the CLI in-process, with its job store in a throwaway HOME.
-func sledge(t *testing.T, args ...string) (code int, stdout, stderr string) {
+func sledge(t testing.TB, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	home := t.TempDir()
@@ -84,7 +84,7 @@ func sledge(t *testing.T, args ...string) (code int, stdout, stderr string) {
 }
 
 // buildSchema builds scale 1 through the CLI's generic build path.
-func buildSchema(t *testing.T, u string) {
+func buildSchema(t testing.TB, u string) {
 	t.Helper()
 	if code, _, stderr := sledge(t, "build", "tpcb", "--db", u, "--scale", "1", "--build-vus", "2", "--json"); code != 0 {
 		t.Fatalf("build %s: exit %d: %s", db.Redact(u), code, stderr)
@@ -98,7 +98,7 @@ func buildSchema(t *testing.T, u string) {
 type target struct {
 	name  string
 	modes []modeURL
-	fresh func(t *testing.T) string // URL of a new database, built
+	fresh func(t testing.TB) string // URL of a new database, built
 	// sqlDB opens the database of a URL for reading it back
 	// independently of sledge's sessions.
 	sqlDB func(t *testing.T, u string) querier
@@ -126,7 +126,7 @@ func targets() []target {
 	}
 }
 
-func freshSQLite(t *testing.T) string {
+func freshSQLite(t testing.TB) string {
 	u := "sqlite://" + filepath.Join(t.TempDir(), "tpcb.db")
 	buildSchema(t, u)
 	return u
@@ -151,7 +151,7 @@ var (
 )
 
 // freshPostgres copies a template built once (CREATE DATABASE … TEMPLATE).
-func freshPostgres(t *testing.T) string {
+func freshPostgres(t testing.TB) string {
 	s := pgServer.get(t)
 	pgTplOnce.Do(func() {
 		if code, _, stderr := sledge(t, "build", "tpcb", "--db", pgURL(s, "tpcb_tpl"), "--scale", "1", "--json"); code != 0 {
@@ -234,7 +234,7 @@ func mariaURL(s *testdb.Server, name string) string {
 }
 
 // freshMariaDB builds a new database (the CLI's build creates it).
-func freshMariaDB(t *testing.T) string {
+func freshMariaDB(t testing.TB) string {
 	s := mariaServer.get(t)
 	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
 	u := mariaURL(s, name)
@@ -653,7 +653,7 @@ func TestProcedureCheck(t *testing.T) {
 	servers := []struct {
 		name  string
 		empty func(t *testing.T) string // URL of a new, empty database
-		fresh func(t *testing.T) string
+		fresh func(t testing.TB) string
 		drop  string
 		want  []string
 	}{
