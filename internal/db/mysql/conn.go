@@ -46,11 +46,11 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, err
 	}
-	sc, own, wire, err := d.sessionConn(ctx) // wire.go
+	sc, own, wire, dialed, err := d.sessionConn(ctx) // wire.go
 	if err != nil {
 		return nil, d.connErr(err)
 	}
-	c := &conn{d: d, c: sc, mode: m, w: w, text: text, own: own, wire: wire}
+	c := &conn{d: d, c: sc, mode: m, w: w, text: text, own: own, wire: wire, dialed: dialed}
 	if m == workload.ModePrepared {
 		c.stmts = make(map[string]*sql.Stmt, len(text))
 	}
@@ -140,6 +140,43 @@ type conn struct {
 	inTx  bool
 	own   *sql.DB             // the session's own pool when counted (wire.go)
 	wire  *metrics.WireCounts // nil: not counted
+	// dialed is own's network connection; with it, the caller's context
+	// is watched here (db.Watcher) and the driver gets one it need not
+	// watch: go-sql-driver/mysql hands every call's cancellable context to
+	// a goroutine of its own, and database/sql starts one for every result
+	// set, a scheduler hand-off or two per statement.
+	dialed *dialedConn
+	wt     db.Watcher
+}
+
+// begin starts a driver call under ctx and returns the context to give
+// the driver; end must follow.
+func (c *conn) begin(ctx context.Context) (context.Context, error) {
+	if c.dialed == nil {
+		return ctx, nil
+	}
+	nc := c.dialed.get()
+	if nc == nil {
+		return ctx, nil
+	}
+	if err := c.wt.Begin(ctx, nc); err != nil {
+		return nil, err
+	}
+	return context.Background(), nil
+}
+
+func (c *conn) end() {
+	if c.dialed != nil {
+		c.wt.End()
+	}
+}
+
+// interrupted says so when the watched context's cancellation caused err.
+func (c *conn) interrupted(err error) error {
+	if werr := c.wt.Interrupted(); werr != nil && err != nil && !errors.Is(err, werr) {
+		return fmt.Errorf("interrupted: %w (%w)", werr, err)
+	}
+	return err
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }
@@ -166,10 +203,12 @@ func (c *conn) unknown(name string) error {
 }
 
 func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
-	var (
-		res sql.Result
-		err error
-	)
+	ctx, err := c.begin(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer c.end()
+	var res sql.Result
 	if c.stmts != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name); err != nil {
@@ -184,7 +223,7 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 		res, err = c.c.ExecContext(ctx, text, args...)
 	}
 	if err != nil {
-		return 0, c.wrap("exec", name, err)
+		return 0, c.wrap("exec", name, c.interrupted(err))
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
@@ -194,42 +233,53 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 }
 
 func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.Row {
+	ctx, err := c.begin(ctx)
+	if err != nil {
+		return &row{err: err}
+	}
+	// The row is read in Scan, which ends the call.
 	if c.stmts != nil {
 		st, err := c.stmt(ctx, name)
 		if err != nil {
+			c.end()
 			return &row{err: err}
 		}
-		return &row{r: st.QueryRowContext(ctx, args...), name: name, c: c}
+		return &row{r: st.QueryRowContext(ctx, args...), name: name, c: c, open: true}
 	}
 	text, ok := c.text[name]
 	if !ok {
+		c.end()
 		return &row{err: c.unknown(name)}
 	}
-	return &row{r: c.c.QueryRowContext(ctx, text, args...), name: name, c: c}
+	return &row{r: c.c.QueryRowContext(ctx, text, args...), name: name, c: c, open: true}
 }
 
 func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Rows, error) {
-	var (
-		rs  *sql.Rows
-		err error
-	)
+	ctx, err := c.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var rs *sql.Rows
 	if c.stmts != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name); err != nil {
+			c.end()
 			return nil, err
 		}
 		rs, err = st.QueryContext(ctx, args...)
 	} else {
 		text, ok := c.text[name]
 		if !ok {
+			c.end()
 			return nil, c.unknown(name)
 		}
 		rs, err = c.c.QueryContext(ctx, text, args...)
 	}
 	if err != nil {
-		return nil, c.wrap("query", name, err)
+		c.end()
+		return nil, c.wrap("query", name, c.interrupted(err))
 	}
-	return &rows{rs: rs, name: name, c: c}, nil
+	return &rows{rs: rs, name: name, c: c, open: true}, nil
 }
 
 // InTx runs fn between BEGIN and COMMIT on the session's connection (no
@@ -243,7 +293,7 @@ func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx co
 	if opts.ReadOnly {
 		begin = "START TRANSACTION READ ONLY"
 	}
-	if _, err := c.c.ExecContext(ctx, begin); err != nil {
+	if err := c.simple(ctx, begin); err != nil {
 		return c.wrap("begin", "", err)
 	}
 	c.inTx = true
@@ -251,10 +301,21 @@ func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx co
 	if err := fn(ctx); err != nil {
 		return c.rollback(ctx, err)
 	}
-	if _, err := c.c.ExecContext(ctx, "COMMIT"); err != nil {
+	if err := c.simple(ctx, "COMMIT"); err != nil {
 		return c.rollback(ctx, c.wrap("commit", "", err))
 	}
 	return nil
+}
+
+// simple sends a statement without arguments, watched like the others.
+func (c *conn) simple(ctx context.Context, q string) error {
+	dctx, err := c.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.end()
+	_, err = c.c.ExecContext(dctx, q)
+	return c.interrupted(err)
 }
 
 // rollback ends the transaction after err and returns err. It runs without
@@ -262,7 +323,7 @@ func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx co
 // connection the driver gave up on needs none: the server rolls back when
 // it goes away.
 func (c *conn) rollback(ctx context.Context, err error) error {
-	_, rerr := c.c.ExecContext(context.WithoutCancel(ctx), "ROLLBACK")
+	_, rerr := c.c.ExecContext(context.Background(), "ROLLBACK") // unwatched: it must run
 	if rerr != nil && !errors.Is(rerr, sqldriver.ErrBadConn) && !errors.Is(rerr, mysql.ErrInvalidConn) && !errors.Is(rerr, sql.ErrConnDone) {
 		return fmt.Errorf("%w (and rollback failed: %w)", err, classify(rerr))
 	}
@@ -276,6 +337,7 @@ func (c *conn) Close(ctx context.Context) error {
 		errs = append(errs, st.Close())
 	}
 	c.stmts = nil
+	c.wt.Close()
 	errs = append(errs, c.c.Close())
 	if c.own != nil {
 		errs = append(errs, c.own.Close())
@@ -288,14 +350,20 @@ type row struct {
 	name string
 	c    *conn
 	err  error
+	open bool // the call begun in QueryRow, ended by Scan
 }
 
 func (r *row) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
-	if err := r.r.Scan(dest...); err != nil {
-		return r.c.wrap("query", r.name, err)
+	err := r.r.Scan(dest...)
+	if r.open {
+		r.open = false
+		r.c.end()
+	}
+	if err != nil {
+		return r.c.wrap("query", r.name, r.c.interrupted(err))
 	}
 	normalize(dest)
 	return nil
@@ -305,9 +373,23 @@ type rows struct {
 	rs   *sql.Rows
 	name string
 	c    *conn
+	open bool // the call begun in Query, ended when the rows are done
 }
 
-func (r *rows) Next() bool { return r.rs.Next() }
+func (r *rows) Next() bool {
+	if r.rs.Next() {
+		return true
+	}
+	r.done()
+	return false
+}
+
+func (r *rows) done() {
+	if r.open {
+		r.open = false
+		r.c.end()
+	}
+}
 
 func (r *rows) Scan(dest ...any) error {
 	if err := r.rs.Scan(dest...); err != nil {
@@ -319,12 +401,16 @@ func (r *rows) Scan(dest ...any) error {
 
 func (r *rows) Err() error {
 	if err := r.rs.Err(); err != nil {
-		return r.c.wrap("query", r.name, err)
+		return r.c.wrap("query", r.name, r.c.interrupted(err))
 	}
 	return nil
 }
 
-func (r *rows) Close() error { return r.rs.Close() }
+func (r *rows) Close() error {
+	err := r.rs.Close()
+	r.done()
+	return err
+}
 
 // normalize gives *any targets text instead of the driver's []byte (dates
 // and decimals arrive as text with parseTime off).

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 
 	"github.com/go-sql-driver/mysql"
 
@@ -18,26 +19,56 @@ import (
 // it, from a pool of its own: the shared pool could hand back an idle
 // connection dialed for someone else. own is that pool (close it after
 // the connection), nil otherwise.
-func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *metrics.WireCounts, err error) {
+// dialed is the connection the pool dialed (nil when sc is the shared
+// pool's).
+func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *metrics.WireCounts, dialed *dialedConn, err error) {
 	wire = metrics.WireFrom(ctx)
 	if wire == nil && d.cfg.io == db.IOPoller {
 		sc, err = d.pool.Conn(ctx)
-		return sc, nil, nil, err
+		return sc, nil, nil, nil, err
 	}
+	dialed = &dialedConn{}
 	cfg := d.cfg.drv.Clone()
-	cfg.DialFunc = countingDial(wire, d.cfg.io)
+	dial := countingDial(wire, d.cfg.io)
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err == nil {
+			dialed.set(nc)
+		}
+		return nc, err
+	}
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("mysql URL: %w", err)
+		return nil, nil, nil, nil, fmt.Errorf("mysql URL: %w", err)
 	}
 	own = sql.OpenDB(connector)
 	// Closing the session closes its connection rather than keeping it idle.
 	own.SetMaxIdleConns(0)
 	if sc, err = own.Conn(ctx); err != nil {
 		_ = own.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	return sc, own, wire, nil
+	return sc, own, wire, dialed, nil
+}
+
+// dialedConn is the network connection under a session's own pool: the
+// one a cancelled context interrupts (conn.begin). The pool redials after
+// a broken connection, hence the lock.
+type dialedConn struct {
+	mu sync.Mutex
+	nc net.Conn
+}
+
+func (d *dialedConn) set(nc net.Conn) {
+	d.mu.Lock()
+	d.nc = nc
+	d.mu.Unlock()
+}
+
+func (d *dialedConn) get() net.Conn {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.nc
 }
 
 // countingDial dials as the driver does and counts the connection's

@@ -29,16 +29,16 @@ type fast struct {
 	pc       *pgconn.PgConn
 	simple   bool // client mode: values written into the text, simple protocol
 	prepared map[string]bool
-	params   [][]byte // reused per call
-	buf      []byte   // backing store of params, reused
-	w        watcher  // cancellation of the VU's context (watch.go)
+	params   [][]byte   // reused per call
+	buf      []byte     // backing store of params, reused
+	w        db.Watcher // cancellation of the VU's context
 }
 
 func newFast(pc *pgconn.PgConn, simple bool) *fast {
 	return &fast{pc: pc, simple: simple, prepared: map[string]bool{}}
 }
 
-func (f *fast) close() { f.w.close() }
+func (f *fast) close() { f.w.Close() }
 
 // encodable reports whether every argument has a text form here.
 func encodable(args []any) bool {
@@ -120,10 +120,10 @@ func end(rr *pgconn.ResultReader, mrr *pgconn.MultiResultReader) (pgconn.Command
 // exec runs a statement that returns no rows and reports the rows it
 // affected.
 func (f *fast) exec(ctx context.Context, name, q string, args []any) (int64, error) {
-	if err := f.w.begin(ctx, f.pc.Conn()); err != nil {
+	if err := f.w.Begin(ctx, f.pc.Conn()); err != nil {
 		return 0, err
 	}
-	defer f.w.end()
+	defer f.w.End()
 	rr, mrr, err := f.run(ctx, name, q, args)
 	if err != nil {
 		return 0, f.interrupted(err)
@@ -137,12 +137,12 @@ func (f *fast) exec(ctx context.Context, name, q string, args []any) (int64, err
 
 // query runs a statement whose rows the caller reads.
 func (f *fast) query(ctx context.Context, name, q string, args []any) (*fastRows, error) {
-	if err := f.w.begin(ctx, f.pc.Conn()); err != nil {
+	if err := f.w.Begin(ctx, f.pc.Conn()); err != nil {
 		return nil, err
 	}
 	rr, mrr, err := f.run(ctx, name, q, args)
 	if err != nil {
-		f.w.end()
+		f.w.End()
 		return nil, f.interrupted(err)
 	}
 	return &fastRows{f: f, rr: rr, mrr: mrr, name: name}, nil
@@ -151,16 +151,16 @@ func (f *fast) query(ctx context.Context, name, q string, args []any) (*fastRows
 // simpleExec sends a statement without arguments (BEGIN, COMMIT) by the
 // simple protocol.
 func (f *fast) simpleExec(ctx context.Context, q string) error {
-	if err := f.w.begin(ctx, f.pc.Conn()); err != nil {
+	if err := f.w.Begin(ctx, f.pc.Conn()); err != nil {
 		return err
 	}
-	defer f.w.end()
+	defer f.w.End()
 	return f.interrupted(f.pc.Exec(context.Background(), q).Close())
 }
 
 // interrupted says so when the watched context's cancellation caused err.
 func (f *fast) interrupted(err error) error {
-	if werr := f.w.interrupted(); werr != nil && !errors.Is(err, werr) {
+	if werr := f.w.Interrupted(); werr != nil && !errors.Is(err, werr) {
 		return fmt.Errorf("interrupted: %w (%w)", werr, err)
 	}
 	return err
@@ -193,7 +193,7 @@ func (r *fastRows) finish() {
 		return
 	}
 	r.closed = true
-	defer r.f.w.end() // the call began in query
+	defer r.f.w.End() // the call began in query
 	if _, err := end(r.rr, r.mrr); err != nil && r.err == nil {
 		r.err = wrap("query", r.name, r.f.interrupted(err))
 	}

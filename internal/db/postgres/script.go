@@ -95,7 +95,7 @@ type scriptConn struct {
 
 	// w makes the cancellation of the VU's context interrupt a call in
 	// flight (watch.go); a pipeline is in flight from start to end.
-	w watcher
+	w db.Watcher
 }
 
 // scriptStmt is a statement prepared on the session. sd is nil while its
@@ -135,10 +135,10 @@ func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep work
 	if c.pipe != nil {
 		return c.queue(q, keep) // in flight since StartPipeline
 	}
-	if err := c.w.begin(ctx, c.pc.Conn()); err != nil {
+	if err := c.w.Begin(ctx, c.pc.Conn()); err != nil {
 		return c.fail(q.Text, err)
 	}
-	defer c.w.end()
+	defer c.w.End()
 	ctx = context.Background() // watched by begin
 	switch c.Proto {
 	case workload.ProtoSimple:
@@ -328,7 +328,7 @@ func (c *scriptConn) Rollback(ctx context.Context) error {
 
 // Close closes the connection (the server ends an open transaction).
 func (c *scriptConn) Close(ctx context.Context) error {
-	c.w.close()
+	c.w.Close()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	return c.c.Close(ctx)
@@ -343,14 +343,14 @@ func (c *scriptConn) StartPipeline(ctx context.Context) error {
 	if c.pipe != nil {
 		return errors.New("postgres: \\startpipeline inside a pipeline")
 	}
-	if err := c.w.begin(ctx, c.pc.Conn()); err != nil {
+	if err := c.w.Begin(ctx, c.pc.Conn()); err != nil {
 		return c.fail("\\startpipeline", err)
 	}
 	p := c.pc.StartPipeline(context.Background()) // watched by begin until EndPipeline
 	// A pipeline that could not start says so here.
 	if _, err := p.GetResults(); err != nil {
 		_ = p.Close()
-		c.w.end()
+		c.w.End()
 		return c.fail("\\startpipeline", err)
 	}
 	c.pipe, c.ops = p, c.ops[:0]
@@ -408,7 +408,7 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 	}
 	p := c.pipe
 	c.pipe = nil
-	defer c.w.end() // in flight since StartPipeline
+	defer c.w.End() // in flight since StartPipeline
 	var first error
 	record := func(text string, err error) {
 		if first == nil {
@@ -491,7 +491,7 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 // undefined table. The message is one line: the command's first line and
 // PostgreSQL's message with its SQLSTATE.
 func (c *scriptConn) fail(text string, err error) error {
-	if werr := c.w.interrupted(); werr != nil && !errors.Is(err, werr) {
+	if werr := c.w.Interrupted(); werr != nil && !errors.Is(err, werr) {
 		// The socket's deadline (watch.go) failed the call: a cancelled
 		// run, not a lost connection.
 		err = fmt.Errorf("interrupted: %w (%v)", werr, err)

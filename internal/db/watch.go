@@ -1,4 +1,4 @@
-package postgres
+package db
 
 import (
 	"context"
@@ -8,18 +8,21 @@ import (
 	"time"
 )
 
-// watcher makes the cancellation of a session's context interrupt the
-// session's I/O. pgconn would watch every call's context itself, at
-// several allocations a call (a context.AfterFunc and a channel); a
-// virtual user runs every statement under the same context, so it is
-// registered once per context here and pgconn gets one it need not watch.
+// Watcher makes the cancellation of a session's context interrupt the
+// session's I/O. Drivers watch every call's context themselves, at a cost
+// per call: pgconn allocates a context.AfterFunc and a channel;
+// go-sql-driver/mysql hands the context to a watcher goroutine, and
+// database/sql starts a goroutine for every result set and transaction
+// under a cancellable context. A virtual user runs every statement under
+// the same context, so it is registered once per context here and the
+// driver gets one it need not watch (context.Background()).
 //
 // A cancellation interrupts only a call in flight (busy): it sets the
 // socket's deadline in the past, as pgconn's own handler does, and that
 // connection is not used again. A context cancelled between calls (a
 // probe's timeout that ended after its query) leaves the connection
 // alone; the next call under it fails at once with ctx.Err().
-type watcher struct {
+type Watcher struct {
 	watched context.Context
 	stop    func() bool
 	busy    atomic.Bool
@@ -30,9 +33,9 @@ type watcher struct {
 	mu sync.Mutex
 }
 
-// begin starts a call under ctx; end must follow. It returns ctx's error
+// Begin starts a call under ctx on nc; End must follow. It returns ctx's error
 // when ctx is done already.
-func (w *watcher) begin(ctx context.Context, nc net.Conn) error {
+func (w *Watcher) Begin(ctx context.Context, nc net.Conn) error {
 	w.busy.Store(true)
 	if err := ctx.Err(); err != nil {
 		w.busy.Store(false)
@@ -57,19 +60,20 @@ func (w *watcher) begin(ctx context.Context, nc net.Conn) error {
 	return nil
 }
 
-// end ends the call begun by begin.
-func (w *watcher) end() { w.busy.Store(false) }
+// End ends the call begun by Begin.
+func (w *Watcher) End() { w.busy.Store(false) }
 
-// interrupted reports whether the watched context is done: then an I/O
+// Interrupted reports whether the watched context is done: then an I/O
 // error of the call is the interruption's doing.
-func (w *watcher) interrupted() error {
+func (w *Watcher) Interrupted() error {
 	if w.watched != nil {
 		return w.watched.Err()
 	}
 	return nil
 }
 
-func (w *watcher) close() {
+// Close stops watching.
+func (w *Watcher) Close() {
 	if w.stop != nil {
 		w.stop()
 	}
