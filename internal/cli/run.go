@@ -349,7 +349,8 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	case !o.jsonOut:
 		stopDisplay = startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 	}
-	undoThreads := clientThreads(plan.VUs, env.Getenv)
+	undoThreads, raw := clientThreads(plan.VUs, url, env.Getenv)
+	plan.PinThreads = raw
 	res, runErr := engine.Run(ctx, plan, live)
 	undoThreads()
 	o.job.runDone(res, plan.Mix)

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"net/url"
 	"runtime"
 	"sync"
 
@@ -26,10 +27,11 @@ var threads struct {
 // hand-offs and its monitor thread's wake-ups around each blocking read
 // cost more client CPU than the read itself. A GOMAXPROCS set by the user
 // is left alone, and so is a run with more connections than maxRawConns.
-// The returned function undoes it.
-func clientThreads(conns int, getenv func(string) string) (undo func()) {
-	if conns > maxRawConns || getenv("GOMAXPROCS") != "" {
-		return func() {}
+// raw reports whether it did; the virtual users should then keep their
+// threads (engine.Plan.PinThreads). The returned function undoes it.
+func clientThreads(conns int, dbURL string, getenv func(string) string) (undo func(), raw bool) {
+	if conns > maxRawConns || getenv("GOMAXPROCS") != "" || otherIO(dbURL) {
+		return func() {}, false
 	}
 	threads.Lock()
 	defer threads.Unlock()
@@ -46,5 +48,16 @@ func clientThreads(conns int, getenv func(string) string) (undo func()) {
 			db.SetRawIO(false)
 			runtime.SetDefaultGOMAXPROCS()
 		}
+	}, true
+}
+
+// otherIO reports whether the URL asks for another way of waiting than the
+// default (io=syscall, io=poller): then the run leaves threads alone.
+func otherIO(dbURL string) bool {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return false
 	}
+	io := u.Query().Get("io")
+	return io != "" && io != "blocking"
 }

@@ -61,6 +61,12 @@ type Plan struct {
 	// makes every wait a thread switch, which slows the client noticeably
 	// (docs/cost.md), so it is not the default.
 	ThreadCost bool
+	// PinThreads keeps each VU on its own OS thread for the whole run
+	// (runtime.LockOSThread), so that the thread a VU's blocking read
+	// wakes is the one that goes on with it: no hand-over between threads
+	// per round trip. For database connections that wait in blocking
+	// system calls on a processor of their own (db.SetRawIO).
+	PinThreads bool
 	Seed       uint64
 	Mix        []workload.TxType
 
@@ -722,7 +728,7 @@ func (v *vu) loop(ctx, txCtx context.Context) {
 	v.parentTx = txCtx
 	v.newTxCtx(txCtx)
 	defer func() { v.cancelTx() }()
-	if v.thread {
+	if v.thread || p.PinThreads {
 		// RUSAGE_THREAD describes one OS thread: the goroutine must stay on
 		// it for a transaction's delta to be its own.
 		runtime.LockOSThread()
