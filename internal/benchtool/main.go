@@ -20,6 +20,8 @@ import (
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
+var cpuProfile string
+
 func main() {
 	dbs := flag.String("dbs", "postgres,mariadb", "databases to measure")
 	modes := flag.String("modes", "procedure,client,prepared", "modes, run in this order")
@@ -27,6 +29,7 @@ func main() {
 	rampup := flag.Duration("rampup", 5*time.Second, "ramp-up per run")
 	duration := flag.Duration("duration", 30*time.Second, "measured interval per run")
 	transport := flag.String("transport", "tcp", "tcp or unix")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write each run's CPU profile of sledge to PREFIX.<database>.<vus>.<mode>")
 	flag.Parse()
 	if err := run(*dbs, *modes, *vusList, *rampup, *duration, *transport); err != nil {
 		fmt.Fprintln(os.Stderr, "benchtool:", err)
@@ -96,8 +99,12 @@ func run(dbs, modes, vusList string, rampup, duration time.Duration, transport s
 			rows := []string{}
 			results := map[string]summary{}
 			for _, mode := range strings.Split(modes, ",") {
-				out, err := exec.Command(bin, "run", "--db", url, "--mode", mode, "--vus", vus,
-					"--rampup", rampup.String(), "--duration", duration.String(), "--json").Output()
+				args := []string{"run", "--db", url, "--mode", mode, "--vus", vus,
+					"--rampup", rampup.String(), "--duration", duration.String(), "--json"}
+				if cpuProfile != "" {
+					args = append(args, "--cpuprofile", fmt.Sprintf("%s.%s.%s.%s", cpuProfile, kind, vus, mode))
+				}
+				out, err := exec.Command(bin, args...).Output()
 				if err != nil {
 					srv.Stop()
 					return fmt.Errorf("run %s %s: %v", kind, mode, err)
