@@ -51,17 +51,22 @@ bench-servers:
 	$(GO) run ./internal/benchtool -vus 2,4 -rampup 5s -duration 30s
 
 # pgbench -M prepared -c 4 -j 2 against sledge run tpcb --mode prepared -c 4:
-# tpcb-like and select-only, 3 alternating rounds of 20 s each.
+# tpcb-like and select-only, 3 alternating rounds of 20 s each, over TCP
+# and over the unix socket. -variants adds sledge variants to the same
+# rounds (docs/benchmarks.md, "How a virtual user waits").
 bench-pgbench:
 	$(GO) run ./internal/benchtool/vspgbench -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20
+	$(GO) run ./internal/benchtool/vspgbench -transport unix -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20
 
 # The database's TPM against the transactions the VUs ended, on private
 # PostgreSQL and MariaDB: every mode of tpcc and tpcb, 20 runs of 8 s each.
 bench-tpm: servers
 	$(GO) run ./internal/benchtool/tpmagree -rounds 20 -duration 8s
 
-bench-go:
-	$(GO) test -run '^$$' -bench . -benchtime 2s ./internal/workload/tpcc/ ./internal/db/...
+# Go benchmarks with allocations: the engine's VU loop, each database's
+# transaction loop in each mode (BenchmarkTxLoop, private servers), drivers.
+bench-go: servers
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/engine/ ./internal/workload/tpcc/ ./internal/workload/tpcb/ ./internal/db/...
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh

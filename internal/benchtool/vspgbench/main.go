@@ -115,7 +115,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 	url := fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, dbname)
 	if transport == "unix" {
 		host = srv.Socket
-		url = fmt.Sprintf("postgres://%s:%s@/%s?host=%s", srv.User, srv.Password, dbname, srv.Socket)
+		url = fmt.Sprintf("postgres://%s:%s@/%s?host=%s&port=%d", srv.User, srv.Password, dbname, srv.Socket, srv.Port)
 	}
 	start := time.Now()
 	if out, err := exec.Command(bin, "build", "tpcb", "--db", url, "--scale", strconv.Itoa(scale), "--no-job").CombinedOutput(); err != nil {
