@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -124,7 +125,13 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 	fmt.Printf("built tpcb scale %d with sledge in %.1f s\n", scale, time.Since(start).Seconds())
 	if *hold > 0 {
 		fmt.Printf("holding for %s: %s\nPGPASSWORD=%s pgbench -h %s -p %d -U %s %s\n", *hold, url, srv.Password, host, srv.Port, srv.User, dbname)
-		time.Sleep(*hold)
+		// Ctrl-C or SIGTERM ends the hold early and still stops the server.
+		sig, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		select {
+		case <-time.After(*hold):
+		case <-sig.Done():
+		}
 		return nil
 	}
 	conn, err := pgx.Connect(ctx, url)
