@@ -483,3 +483,26 @@ func BenchmarkVULoopPooled(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// The engine's own client CPU per transaction with many thinking VUs over
+// few sessions whose transactions cost nothing: what the VUs, their timers
+// and the hand-over of sessions cost (docs/benchmarks.md). Real time: 10,000
+// VUs on a cycle of about a second, 200 sessions, 5 s measured.
+func BenchmarkManyTerminals(b *testing.B) {
+	mix := []workload.TxType{{Name: "a", Weight: 1, Keying: 500 * time.Millisecond, Think: 500 * time.Millisecond}}
+	for range b.N {
+		p := &Plan{
+			VUs: 10000, Connections: 200, Mix: mix, Seed: 1, KeyingThinking: true, Cost: true,
+			Rampup: 2 * time.Second, Duration: 5 * time.Second,
+			Connect:  func(context.Context, int) (workload.Conn, error) { return fakeConn{}, nil },
+			Terminal: func(int) workload.Terminal { return nopTerm{} },
+		}
+		res, err := Run(context.Background(), p, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := res.Stats.Total().Completed()
+		b.ReportMetric(float64(res.Process.CPU.Nanoseconds())/1e3/float64(n), "cpu-µs/txn")
+		b.ReportMetric(float64(n)/res.Measured().Seconds(), "txn/s")
+	}
+}

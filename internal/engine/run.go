@@ -789,6 +789,7 @@ type terminal struct {
 	stopped bool
 	sched   time.Time // next scheduled start (Rate)
 	skipped int64     // measured interval: too late to send (Rate with LatencyLimit)
+	timer   *time.Timer
 }
 
 // session is one connection and everything recorded on it. One VU at a
@@ -902,14 +903,21 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 		perVU = p.Rate / float64(p.VUs)
 		t.sched = time.Now()
 	}
+	// pause is the think time of the transaction before, slept together
+	// with the next one's keying time: one wake-up per cycle rather than
+	// two, which counts with thousands of VUs.
+	var pause time.Duration
 	for n := 0; p.Iterations == 0 || n < p.Iterations; n++ {
 		if ctx.Err() != nil {
 			return
 		}
 		tx := t.term.Next()
 		kind := tx.Kind()
-		if p.KeyingThinking && !sleep(ctx, p.Mix[kind].Keying) {
-			return
+		if p.KeyingThinking {
+			if !t.sleep(ctx, pause+p.Mix[kind].Keying) {
+				return
+			}
+			pause = 0
 		}
 		var sched time.Time
 		if perVU > 0 {
@@ -922,7 +930,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 				}
 				continue
 			}
-			if !sleep(ctx, time.Until(sched)) {
+			if !t.sleep(ctx, time.Until(sched)) {
 				return
 			}
 		}
@@ -971,9 +979,33 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			t.stopped = true
 			return
 		}
-		if p.KeyingThinking && !sleep(ctx, t.think(p.Mix[kind].Think)) {
-			return
+		if p.KeyingThinking {
+			pause = t.think(p.Mix[kind].Think)
 		}
+	}
+	// The last transaction's think time, as every other's (an iterations
+	// run ends when its VUs have thought).
+	t.sleep(ctx, pause)
+}
+
+// sleep waits d or until ctx is done, on the VU's own timer: reused, as
+// thousands of VUs sleep between transactions. It reports whether the full
+// time passed.
+func (t *terminal) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	if t.timer == nil {
+		t.timer = time.NewTimer(d)
+	} else {
+		t.timer.Reset(d) // fired and drained, or stopped: no stale tick (Go ≥ 1.23)
+	}
+	select {
+	case <-t.timer.C:
+		return true
+	case <-ctx.Done():
+		t.timer.Stop()
+		return false
 	}
 }
 
