@@ -60,6 +60,8 @@ type options struct {
 	buildVUs    int
 	maxRSSMiB   float64
 	maxCPUPct   float64
+	io          string
+	hold        time.Duration
 }
 
 func main() {
@@ -74,6 +76,8 @@ func main() {
 	flag.IntVar(&o.baseline, "baseline-vus", 1000, "first run this many VUs over the same connections, for the memory per terminal; 0: skip")
 	flag.DurationVar(&o.baseRampup, "baseline-rampup", time.Minute, "ramp-up of the baseline run")
 	flag.DurationVar(&o.baseDur, "baseline-duration", time.Minute, "measured interval of the baseline run")
+	flag.StringVar(&o.io, "io", "", "the URL's io option: blocking or poller (default: the driver's, blocking)")
+	flag.DurationVar(&o.hold, "hold", 0, "after the build, print the URL and keep the server up this long instead of measuring (for runs and profiles by hand)")
 	flag.IntVar(&o.buildVUs, "build-vus", 0, "sledge build --build-vus (default: sledge's, the CPUs)")
 	flag.Float64Var(&o.maxRSSMiB, "goal-rss", 1024, "goal: peak RSS below this many MiB")
 	flag.Float64Var(&o.maxCPUPct, "goal-cpu", 5, "goal: sledge's CPU below this percentage of one core over the measured interval")
@@ -206,6 +210,10 @@ func run(ctx context.Context, o options) error {
 		}
 	}()
 	url := fmt.Sprintf("postgres://%s:%s@%s:%d/manyvus", srv.User, srv.Password, srv.Host, srv.Port)
+	runURL := url
+	if o.io != "" {
+		runURL += "?io=" + o.io
+	}
 	env := append(os.Environ(), "XDG_DATA_HOME="+dir, "SLEDGE_JOBS_DB=", "SLEDGE_DB=")
 
 	fmt.Printf("manyvus: PostgreSQL %s (max_connections %d), %d warehouses; %s\n", srv.Version, maxConns, o.warehouses, hostLine())
@@ -221,16 +229,24 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("manyvus: built %d warehouses in %.0f s\n", o.warehouses, time.Since(t0).Seconds())
 
+	if o.hold > 0 {
+		fmt.Printf("manyvus: holding for %s: %s (sledge: %s)\n", o.hold, runURL, bin)
+		select {
+		case <-time.After(o.hold):
+		case <-ctx.Done():
+		}
+		return nil
+	}
 	ceiling := ceilingPerTerminal()
 	var base *measured
 	if o.baseline > 0 {
-		base, err = runOnce(ctx, bin, env, url, srv.Password, o, o.baseline, o.baseRampup, o.baseDur)
+		base, err = runOnce(ctx, bin, env, runURL, srv.Password, o, o.baseline, o.baseRampup, o.baseDur)
 		if err != nil {
 			return fmt.Errorf("baseline run: %w", err)
 		}
 		report(base, o, ceiling)
 	}
-	m, err := runOnce(ctx, bin, env, url, srv.Password, o, o.vus, o.rampup, o.duration)
+	m, err := runOnce(ctx, bin, env, runURL, srv.Password, o, o.vus, o.rampup, o.duration)
 	if err != nil {
 		return err
 	}
