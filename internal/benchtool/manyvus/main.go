@@ -136,6 +136,7 @@ type result struct {
 	TPM         float64  `json:"tpm"`
 	TPMSource   string   `json:"tpm_source"`
 	TPMClient   float64  `json:"tpm_client"`
+	TPMNote     string   `json:"tpm_note"`
 	TPS         float64  `json:"tps"`
 	ConnWait    *struct {
 		Count  int64   `json:"count"`
@@ -413,6 +414,9 @@ func report(m *measured, o options, ceiling float64) {
 			*r.NOPM, perT, ceiling, ceiling*float64(r.VUs), r.VUs, perT/ceiling*100)
 	}
 	fmt.Printf("TPM %.0f (%s), client %.0f\n", r.TPM, r.TPMSource, r.TPMClient)
+	if r.TPMNote != "" {
+		fmt.Printf("  (%s)\n", r.TPMNote)
+	}
 	if w := r.ConnWait; w != nil {
 		fmt.Printf("connection wait: mean %.3f ms, max %.1f ms over %d transactions\n", w.MeanMs, w.MaxMs, w.Count)
 	}
