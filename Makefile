@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -62,6 +62,14 @@ bench-pgbench:
 # PostgreSQL and MariaDB: every mode of tpcc and tpcb, 20 runs of 8 s each.
 bench-tpm: servers
 	$(GO) run ./internal/benchtool/tpmagree -rounds 20 -duration 8s
+
+## bench-vus: 10,000 virtual users with keying and thinking times over 200
+## connections on a private PostgreSQL with 100 warehouses (a smaller run of
+## 1,000 first, for the memory per terminal): sledge's peak RSS, its CPU and
+## NOPM against the ceiling (docs/benchmarks.md). About 25 minutes, most of
+## it the build. Not part of test.
+bench-vus: servers
+	nice -n 10 $(GO) run ./internal/benchtool/manyvus -vus 10000 -connections 200 -warehouses 100 -rampup 2m -duration 5m
 
 # Go benchmarks with allocations: the engine's VU loop, each database's
 # transaction loop in each mode (BenchmarkTxLoop, private servers), drivers.

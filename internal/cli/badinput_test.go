@@ -116,6 +116,8 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "zero stop timeout", args: []string{"run", "--stop-timeout", "0s"}, code: ExitUsage, want: "--stop-timeout must be positive"},
 		{name: "negative progress", args: []string{"run", "--progress", "-1"}, code: ExitUsage, want: "--progress must not be negative"},
 		{name: "zero pgbench threads", args: []string{"run", "-j", "0"}, code: ExitUsage, want: "-j/--jobs must be at least 1"},
+		{name: "more connections than vus", args: []string{"run", "--db", lite, "--vus", "4", "--connections", "5"}, code: ExitUsage, want: "--connections 5 is more than --vus 4", absent: []string{"{w}/x.db"}},
+		{name: "negative connections", args: []string{"run", "--connections", "-1"}, code: ExitUsage, want: "--connections must not be negative"},
 
 		// URLs.
 		{name: "no scheme", args: []string{"run", "--db", "just-a-path.db"}, code: ExitUsage, want: "bad database URL just-a-path.db: no scheme: use e.g. sqlite:///path/to/file.db"},
@@ -206,6 +208,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "diff of one job", args: []string{"jobs", "diff", "1"}, code: ExitUsage, want: "accepts 2 arg(s), received 1"},
 		{name: "delete a job id that is not a number", args: []string{"jobs", "delete", "abc"}, code: ExitUsage, want: `"abc" is not a job id`},
 		{name: "compare with zero vus", args: []string{"compare", "--db", lite, "--vus", "0"}, code: ExitUsage, want: `--vus 0: "0" is not a whole number of at least 1`},
+		{name: "compare with more connections than its smallest vus", args: []string{"compare", "--db", lite, "--vus", "8,2,4", "--connections", "3"}, code: ExitUsage, want: "--connections 3 is more than --vus 2"},
 		{name: "compare unknown mode", args: []string{"compare", "--db", lite, "--modes", "bogus"}, code: ExitUsage, want: `--modes: unknown mode "bogus"`},
 		{name: "compare unknown transport", args: []string{"compare", "--db", lite, "--transports", "carrier"}, code: ExitUsage, want: `--transports: unknown transport "carrier"`},
 		{name: "compare report in a missing directory", args: []string{"compare", "--db", lite, "--html", "{w}/missing/x.html"}, code: ExitUsage, want: "--html {w}/missing/x.html: no directory {w}/missing"},

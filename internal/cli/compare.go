@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -28,19 +29,20 @@ import (
 
 type compareOpts struct {
 	common
-	modes      string
-	transports string
-	vus        string
-	rampup     time.Duration
-	duration   time.Duration
-	iterations int
-	progress   int    // -P: seconds between each cell's progress lines; 0: the progress bar
-	randomSeed string // --random-seed: pgbench's form of --seed, as in run
-	socket     string
-	host       string
-	port       int
-	html       string
-	wlFlags    map[string]bool // the workloads' run options, passed on to every cell
+	modes       string
+	transports  string
+	vus         string
+	connections int // --connections, passed on to every cell; 0: one per VU
+	rampup      time.Duration
+	duration    time.Duration
+	iterations  int
+	progress    int    // -P: seconds between each cell's progress lines; 0: the progress bar
+	randomSeed  string // --random-seed: pgbench's form of --seed, as in run
+	socket      string
+	host        string
+	port        int
+	html        string
+	wlFlags     map[string]bool // the workloads' run options, passed on to every cell
 }
 
 // sledgeExe is the sledge binary each cell runs, and extra environment for
@@ -70,8 +72,9 @@ command "sledge jobs show ID" prints repeats the compare.
 The options run has are spelled and read as in run: -c/--vus (a list
 here), -T/--duration and --rampup in plain seconds or with a unit (60, 90s,
 5m), -t/--iterations, -P/--progress (each cell's own progress lines), --mode
-for --modes, --seed or --random-seed, and the workload's run options such as
---all-warehouses, passed on to every cell.
+for --modes, --seed or --random-seed, --connections (the same for every
+cell, so at most the smallest --vus), and the workload's run options such
+as --all-warehouses, passed on to every cell.
 
 Transports: --db gives one. For the other:
   PostgreSQL  tcp URL + --socket DIR        unix: the same URL with host=DIR (and its port)
@@ -111,7 +114,8 @@ run" does), starts no other, and prints the table of what was measured
 	// run (docs/compare.md): -c, -T, -t, -P, plain seconds, --mode.
 	fs.StringVar(&o.modes, "modes", "", "comma-separated modes (default: every mode the database supports of procedure, client, prepared); also --mode")
 	fs.StringVar(&o.transports, "transports", "", "comma-separated transports, tcp and unix (default: the --db URL's)")
-	fs.StringVarP(&o.vus, "vus", "c", "1,2,4,8", "comma-separated virtual user counts, each with its own connection (pgbench -c)")
+	fs.StringVarP(&o.vus, "vus", "c", "1,2,4,8", "comma-separated virtual user counts, each with its own connection unless --connections (pgbench -c)")
+	fs.IntVar(&o.connections, "connections", 0, "connections shared by each cell's virtual users, as in run; at most the smallest --vus; 0: one per virtual user")
 	o.rampup = 10 * time.Second
 	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up of every cell before its measured interval, not counted: 10 (seconds), 90s, 5m")
 	o.duration = time.Minute
@@ -204,6 +208,7 @@ type compareJSON struct {
 	RampupS     float64           `json:"rampup_s"`
 	DurationS   float64           `json:"duration_s"`
 	Iterations  int               `json:"iterations,omitempty"`
+	Connections int               `json:"connections,omitempty"` // --connections of every cell; absent: one per VU
 	P90Type     string            `json:"p90_type,omitempty"`
 	Interrupted bool              `json:"interrupted"`
 	JobID       int64             `json:"job_id,omitempty"`
@@ -235,7 +240,10 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 	if err != nil {
 		return err
 	}
-	plan := &engine.Plan{VUs: 1, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations, Mix: w.Mix()}
+	// Every cell runs with the same --connections: checked against the
+	// smallest count of virtual users.
+	plan := &engine.Plan{VUs: slices.Min(vus), Connections: o.connections, Rampup: o.rampup, Duration: o.duration,
+		Iterations: o.iterations, Mix: w.Mix()}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
@@ -612,6 +620,9 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	if o.progress > 0 {
 		args = append(args, "--progress", strconv.Itoa(o.progress))
 	}
+	if o.connections > 0 {
+		args = append(args, "--connections", strconv.Itoa(o.connections))
+	}
 	if o.job == nil {
 		args = append(args, "--no-job")
 	} else {
@@ -739,7 +750,7 @@ func (r *jobRun) childJob(pid int, since time.Time) int64 {
 func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.Info, cells []*cell, interrupted bool) *compareJSON {
 	out := &compareJSON{Cells: []cellJSON{}, Workload: w.Name(), Database: db.Redact(rawURL), Driver: info.Driver,
 		DBVersion: info.Version, Seed: o.seed, RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(),
-		Iterations: o.iterations, Interrupted: interrupted, Settings: info.Settings, Host: jobs.ThisHost()}
+		Iterations: o.iterations, Connections: o.connections, Interrupted: interrupted, Settings: info.Settings, Host: jobs.ThisHost()}
 	if o.iterations > 0 {
 		out.RampupS, out.DurationS = 0, 0
 	}
@@ -782,7 +793,11 @@ func printCompare(w io.Writer, c *compareJSON) {
 	if c.Scale != "" {
 		scale = " · " + c.Scale
 	}
-	fmt.Fprintf(w, "\n%s on %s %s%s · seed %d\n", c.Workload, c.Driver, c.DBVersion, scale, c.Seed)
+	conns := ""
+	if c.Connections > 0 {
+		conns = fmt.Sprintf(" · virtual users over %d connection%s", c.Connections, plural(c.Connections))
+	}
+	fmt.Fprintf(w, "\n%s on %s %s%s%s · seed %d\n", c.Workload, c.Driver, c.DBVersion, scale, conns, c.Seed)
 	if len(c.Cells) == 0 {
 		fmt.Fprintln(w, "no cell was measured")
 		return

@@ -120,6 +120,9 @@ func TestContractRunTPCC(t *testing.T) {
 		"reconnects": jNumber, "outage_s": jNumber, "stuck_vus": jArray,
 		// issue 11: the client's count always beside the headline
 		"tpm_client": jNumber,
+		// issue 12: the connections that served the VUs (= vus without
+		// --connections)
+		"connections": jNumber,
 	}
 	for _, ty := range []string{"new_order", "payment", "delivery", "order_status", "stock_level"} {
 		for _, f := range []string{"count", "rollbacks", "errors", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"} {
@@ -146,6 +149,7 @@ func TestContractRunTPCC(t *testing.T) {
 		{"--db", []string{"run", "--db", u, "-c", "2", "-t", "100", "--json"}},
 		{"positional URL", []string{"run", u, "--vus", "2", "--iterations", "40", "--json"}},
 		{"workload and positional URL", []string{"run", "tpcc", u, "-c", "2", "--rampup", "0", "-T", "1s", "--json"}},
+		{"--connections", []string{"run", "--db", u, "-c", "3", "--connections", "2", "-t", "40", "--json"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, t.TempDir(), c.args...)
@@ -171,6 +175,10 @@ func TestContractRunTPCC(t *testing.T) {
 					continue
 				}
 				want[k] = v
+			}
+			if c.name == "--connections" {
+				// issue 12: the wait for a shared connection.
+				want["connection_wait.mean_ms"], want["connection_wait.max_ms"], want["connection_wait.count"] = jNumber, jNumber, jNumber
 			}
 			pinKeys(t, "run --json", stdout, want)
 		})
@@ -383,10 +391,10 @@ func TestContractFlags(t *testing.T) {
 	}
 	long := map[string][]string{
 		"build":   {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
-		"run":     {"db", "json", "builtin", "mode", "vus", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db"},
+		"run":     {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db"},
 		"check":   {"db", "json", "jobs-db"},
 		"drop":    {"db"},
-		"compare": {"db", "json", "modes", "transports", "vus", "html", "duration", "rampup", "iterations"},
+		"compare": {"db", "json", "modes", "transports", "vus", "connections", "html", "duration", "rampup", "iterations"},
 	}
 	for cmd, flags := range long {
 		c := find(cmd)

@@ -79,15 +79,20 @@ func breakData(t *testing.T, path, stmt string) {
 }
 
 // The transaction logic is written once: with one VU and the same seed,
-// client and prepared modes must leave the same table contents.
+// client and prepared modes must leave the same table contents, with the
+// VU's own connection or taking the one shared connection per transaction
+// (--connections 1).
 func TestModesLeaveTheSameContents(t *testing.T) {
 	var want map[string]string
-	for _, mode := range []string{"client", "prepared"} {
+	for _, run := range [][]string{
+		{"--mode", "client"}, {"--mode", "prepared"},
+		{"--mode", "client", "--connections", "1"}, {"--mode", "prepared", "--connections", "1"},
+	} {
 		path := builtDB(t)
-		_, stderr, code := runCLI(t, t.TempDir(), "run", "--db", "sqlite://"+path, "--mode", mode,
-			"--vus", "1", "--iterations", "400", "--seed", "42", "--json")
+		args := append([]string{"run", "--db", "sqlite://" + path, "--vus", "1", "--iterations", "400", "--seed", "42", "--json"}, run...)
+		_, stderr, code := runCLI(t, t.TempDir(), args...)
 		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", mode, code, stderr)
+			t.Fatalf("%s: exit %d: %s", run, code, stderr)
 		}
 		got := tableHashes(t, path)
 		if want == nil {
@@ -96,7 +101,7 @@ func TestModesLeaveTheSameContents(t *testing.T) {
 		}
 		for table := range want {
 			if got[table] != want[table] {
-				t.Errorf("%s: %s after client, %s after %s", table, want[table], got[table], mode)
+				t.Errorf("%s: %s after client, %s after %s", table, want[table], got[table], run)
 			}
 		}
 	}

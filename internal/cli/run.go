@@ -21,6 +21,7 @@ import (
 type runOpts struct {
 	common
 	vus            int
+	connections    int // --connections: sessions shared by the VUs; 0: one each
 	rampup         time.Duration
 	duration       time.Duration
 	iterations     int
@@ -86,6 +87,14 @@ missing schema there is built first with one warehouse.
 Ctrl-C or SIGTERM stops the run: no new transactions start, the ones in
 flight finish, and the summary of what was measured is printed (exit 130).
 
+--connections N lets N connections serve the --vus virtual users, as a
+transaction monitor serves terminals: a virtual user takes a free
+connection only for each transaction (after its keying time) and gives it
+back before thinking, so thousands of virtual users with --keying-thinking
+(TPC-C's terminals, idle most of the time) need only a few hundred
+connections. The wait for a free connection is part of the latency and is
+reported on its own. Default: each virtual user has its own connection.
+
 The summary includes the cost per transaction (docs/cost.md): round trips
 and bytes on the virtual users' connections, client CPU time and context
 switches. --no-cost turns the measuring off, to see what it costs;
@@ -111,7 +120,8 @@ switches. --no-cost turns the measuring off, to see what it costs;
 	}
 	addCommon(cmd, &o.common, "run", 0)
 	fs := cmd.Flags()
-	fs.IntVarP(&o.vus, "vus", "c", 1, "virtual users, each with its own connection (pgbench -c)")
+	fs.IntVarP(&o.vus, "vus", "c", 1, "virtual users (terminals), each with its own connection unless --connections (pgbench -c)")
+	fs.IntVar(&o.connections, "connections", 0, "connections shared by the virtual users, at most --vus: each virtual user takes one only for each transaction; 0: one per virtual user")
 	o.rampup = 10 * time.Second
 	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
 	fs.Lookup("rampup").DefValue = "0" // the usage gives the per-workload defaults
@@ -204,7 +214,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		return usageErr("%v", err)
 	}
 	plan := &engine.Plan{
-		VUs: o.vus, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
+		VUs: o.vus, Connections: o.connections, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
 		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, RaiseError: o.raiseError,
 		Seed: o.seed, Mix: w.Mix(), Cost: !o.noCost, ThreadCost: o.perTypeCPU,
 		Rate: o.rate, LatencyLimit: time.Duration(o.latencyLimit * float64(time.Millisecond)),
@@ -324,14 +334,17 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		if isScript {
 			how = "protocol " + proto.String()
 		}
-		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %d virtual user%s, %s, seed %d\n",
-			w.Name(), s.url, info.Driver, info.Version, info.Transport, how, o.vus, plural(o.vus), scaleText(w), o.seed)
+		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
+			w.Name(), s.url, info.Driver, info.Version, info.Transport, how, vusText(o.vus, o.connections), scaleText(w), o.seed)
 		hw, ok1 := w.(homeWarehouser)
 		sc, ok2 := w.(workload.Scaler)
 		if ok1 && ok2 {
 			homes, _ := hw.HomeWarehouses(o.vus)
 			_, n := sc.Scale()
 			if t := warehousesText(o.vus, homes, n); t != "" {
+				fmt.Fprintln(env.Stderr, t)
+			}
+			if t := terminalsNote(w.Name(), o.vus, n); t != "" {
 				fmt.Fprintln(env.Stderr, t)
 			}
 		}
@@ -349,8 +362,14 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	case !o.jsonOut:
 		stopDisplay = startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 	}
-	undoThreads, raw := clientThreads(plan.VUs, url, env.Getenv)
-	plan.PinThreads = raw
+	conns := plan.VUs
+	if plan.Connections > 0 {
+		conns = plan.Connections
+	}
+	undoThreads, raw := clientThreads(conns, url, env.Getenv)
+	// Pinned only when each VU has its connection: thousands of mostly
+	// idle terminals over shared connections must not hold a thread each.
+	plan.PinThreads = raw && plan.Connections == 0
 	res, runErr := engine.Run(ctx, plan, live)
 	undoThreads()
 	o.job.runDone(res, plan.Mix)

@@ -40,6 +40,14 @@ type serverCostJSON struct {
 	BytesReceived float64 `json:"bytes_received"` // by the server
 }
 
+// connWaitJSON is how long virtual users waited for a shared connection
+// (--connections): part of their transactions' latency.
+type connWaitJSON struct {
+	Count  int64   `json:"count"` // transactions of the measured interval
+	MeanMs float64 `json:"mean_ms"`
+	MaxMs  float64 `json:"max_ms"`
+}
+
 // txJSON is one transaction type in the summary; latencies in milliseconds,
 // measured by the client from the first statement to the commit.
 type txJSON struct {
@@ -63,31 +71,37 @@ type txJSON struct {
 
 // runSummary is the result of a run, printed as text or JSON.
 type runSummary struct {
-	Workload    string   `json:"workload"`
-	Script      string   `json:"script,omitempty"` // pgbench's "transaction type": builtin or file names
-	Database    string   `json:"database"`         // the driver: "sqlite", "postgres", "mysql"
-	DatabaseURL string   `json:"database_url"`     // password redacted
-	Driver      string   `json:"driver"`
-	DBVersion   string   `json:"db_version"`
-	Transport   string   `json:"transport"`
-	Mode        string   `json:"mode"`
-	VUs         int      `json:"vus"`
-	Scale       string   `json:"scale_text,omitempty"`
-	ScaleN      *int     `json:"scale,omitempty"`      // tpcb: pgbench's scaling factor
-	Warehouses  *int     `json:"warehouses,omitempty"` // tpcc
-	Protocol    string   `json:"protocol,omitempty"`   // scripts: pgbench -M
-	Seed        uint64   `json:"seed"`
-	RampupS     float64  `json:"rampup_s"`
-	DurationS   float64  `json:"duration_s"`
-	Iterations  int      `json:"iterations,omitempty"`
-	MeasuredS   float64  `json:"measured_s"`
-	Interrupted bool     `json:"interrupted"`
-	MeterName   string   `json:"-"`
-	NOPM        *float64 `json:"nopm,omitempty"`
-	TPM         float64  `json:"tpm"`
-	TPMSource   string   `json:"tpm_source"` // "database" or "client"
-	TPMClient   float64  `json:"tpm_client"`
-	TPMNote     string   `json:"tpm_note,omitempty"` // why the database's counters were not used
+	Workload    string `json:"workload"`
+	Script      string `json:"script,omitempty"` // pgbench's "transaction type": builtin or file names
+	Database    string `json:"database"`         // the driver: "sqlite", "postgres", "mysql"
+	DatabaseURL string `json:"database_url"`     // password redacted
+	Driver      string `json:"driver"`
+	DBVersion   string `json:"db_version"`
+	Transport   string `json:"transport"`
+	Mode        string `json:"mode"`
+	VUs         int    `json:"vus"`
+	// Connections is how many connections served the VUs: --connections,
+	// or vus when each had its own (ConnWait nil).
+	Connections int `json:"connections"`
+	// ConnWait is the VUs' wait for a free connection before each
+	// transaction of the measured interval, with --connections only.
+	ConnWait    *connWaitJSON `json:"connection_wait,omitempty"`
+	Scale       string        `json:"scale_text,omitempty"`
+	ScaleN      *int          `json:"scale,omitempty"`      // tpcb: pgbench's scaling factor
+	Warehouses  *int          `json:"warehouses,omitempty"` // tpcc
+	Protocol    string        `json:"protocol,omitempty"`   // scripts: pgbench -M
+	Seed        uint64        `json:"seed"`
+	RampupS     float64       `json:"rampup_s"`
+	DurationS   float64       `json:"duration_s"`
+	Iterations  int           `json:"iterations,omitempty"`
+	MeasuredS   float64       `json:"measured_s"`
+	Interrupted bool          `json:"interrupted"`
+	MeterName   string        `json:"-"`
+	NOPM        *float64      `json:"nopm,omitempty"`
+	TPM         float64       `json:"tpm"`
+	TPMSource   string        `json:"tpm_source"` // "database" or "client"
+	TPMClient   float64       `json:"tpm_client"`
+	TPMNote     string        `json:"tpm_note,omitempty"` // why the database's counters were not used
 	// The database's own figure whenever its counters were read and did
 	// not reset, headline or not: its commits and rollbacks in the measured
 	// interval (less the statements sledge sent to publish them) per minute.
@@ -211,6 +225,11 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 	}
 	if sum.StuckVUs == nil {
 		sum.StuckVUs = []int{}
+	}
+	sum.Connections = o.vus
+	if o.connections > 0 {
+		sum.Connections = o.connections
+		sum.ConnWait = &connWaitJSON{Count: res.ConnWait.Count, MeanMs: msOf(res.ConnWait.Mean()), MaxMs: msOf(res.ConnWait.Max)}
 	}
 	if sc, ok := w.(workload.Scaler); ok {
 		unit, n := sc.Scale()
@@ -406,10 +425,13 @@ func printSummary(out io.Writer, s *runSummary) {
 	if s.Protocol != "" {
 		how = "protocol " + s.Protocol
 	}
-	fmt.Fprintf(out, "\n%s on %s %s (%s) · %s · %d virtual user%s%s · seed %d\n",
-		s.Workload, s.Driver, s.DBVersion, s.Transport, how, s.VUs, plural(s.VUs), scale, s.Seed)
+	fmt.Fprintf(out, "\n%s on %s %s (%s) · %s · %s%s · seed %d\n",
+		s.Workload, s.Driver, s.DBVersion, s.Transport, how, vusText(s.VUs, s.pooledConnections()), scale, s.Seed)
 	if s.Warehouses != nil {
 		if t := warehousesText(s.VUs, s.HomeWarehouses, *s.Warehouses); t != "" {
+			fmt.Fprintln(out, t)
+		}
+		if t := terminalsNote(s.Workload, s.VUs, *s.Warehouses); t != "" {
 			fmt.Fprintln(out, t)
 		}
 	}
@@ -461,7 +483,13 @@ func printSummary(out io.Writer, s *runSummary) {
 	}
 	row(s.Total)
 	tw.Flush()
-	fmt.Fprintln(out, "latencies measured by sledge per transaction, from its first statement to its commit")
+	if w := s.ConnWait; w != nil {
+		fmt.Fprintln(out, "latencies measured by sledge per transaction, from the moment its virtual user asked for a connection to its commit")
+		fmt.Fprintf(out, "connection wait: mean %s ms, max %s ms before each transaction (%s; part of the latencies above)\n",
+			ms3(w.MeanMs), ms3(w.MaxMs), vusText(s.VUs, s.Connections))
+	} else {
+		fmt.Fprintln(out, "latencies measured by sledge per transaction, from its first statement to its commit")
+	}
 	printCost(out, s)
 	printStatements(out, s)
 	printFaults(out, s)
@@ -486,6 +514,47 @@ func ms(v float64) string {
 		return fmt.Sprintf("%.1f", v)
 	}
 	return strings.TrimSuffix(thousands(int64(v+0.5)), "")
+}
+
+// ms3 is a wait in milliseconds, 0 as 0.000 rather than ms's "-".
+func ms3(v float64) string {
+	if v >= 100 {
+		return thousands(int64(v + 0.5))
+	}
+	return fmt.Sprintf("%.3f", v)
+}
+
+// pooledConnections is --connections as the summary recorded it; 0 when
+// each VU had its own connection.
+func (s *runSummary) pooledConnections() int {
+	if s.ConnWait == nil {
+		return 0
+	}
+	return s.Connections
+}
+
+// vusText is "4 virtual users", or with --connections "10000 virtual users
+// over 200 connections".
+func vusText(vus, connections int) string {
+	t := fmt.Sprintf("%d virtual user%s", vus, plural(vus))
+	if connections > 0 {
+		t += fmt.Sprintf(" over %d connection%s", connections, plural(connections))
+	}
+	return t
+}
+
+// terminalsNote says when TPC-C runs more terminals (VUs) per warehouse
+// than the specification's ten (§4.2.2): allowed, and worth knowing when
+// reading NOPM per warehouse; "" otherwise.
+func terminalsNote(wl string, vus, warehouses int) string {
+	if wl != "tpcc" || warehouses < 1 || vus <= 10*warehouses {
+		return ""
+	}
+	n := fmt.Sprint(vus / warehouses)
+	if vus%warehouses != 0 {
+		n = fmt.Sprintf("up to %d", (vus+warehouses-1)/warehouses)
+	}
+	return fmt.Sprintf("%s terminals per warehouse: TPC-C has 10 (allowed; more terminals per warehouse than the specification's)", n)
 }
 
 func plural(n int) string {

@@ -55,10 +55,17 @@ type alternating struct{ n int }
 
 func (a *alternating) Next() workload.Txn { a.n++; return exchangeTxn{kind: a.n % 2} }
 
+// Per type cost comes from the session each transaction ran on, whether a
+// VU has its own (connections 0) or takes a shared one per transaction,
+// holding its OS thread only then.
 func TestCostPerTypeFromEachVUsConnection(t *testing.T) {
-	for _, cost := range []bool{true, false} {
+	for _, c := range []struct {
+		cost  bool
+		conns int
+	}{{true, 0}, {false, 0}, {true, 2}, {false, 2}, {true, 3}} {
+		cost := c.cost
 		p := &Plan{
-			VUs: 3, Iterations: 40, Mix: twoTypes, Seed: 1, Cost: cost, ThreadCost: true,
+			VUs: 3, Connections: c.conns, Iterations: 40, Mix: twoTypes, Seed: 1, Cost: cost, ThreadCost: true,
 			Connect:  func(ctx context.Context, _ int) (workload.Conn, error) { return dialEcho(ctx), nil },
 			Terminal: func(int) workload.Terminal { return &alternating{} },
 		}
@@ -67,7 +74,7 @@ func TestCostPerTypeFromEachVUsConnection(t *testing.T) {
 			t.Fatal(err)
 		}
 		if res.Wired != cost || res.ProcessOK != cost {
-			t.Errorf("cost %v: wired %v process read %v", cost, res.Wired, res.ProcessOK)
+			t.Errorf("cost %v, connections %d: wired %v process read %v", cost, c.conns, res.Wired, res.ProcessOK)
 		}
 		for kind := range 2 {
 			s := res.Stats[kind]
@@ -77,7 +84,7 @@ func TestCostPerTypeFromEachVUsConnection(t *testing.T) {
 				want = metrics.Wire{RoundTrips: n, BytesSent: 8 * n, BytesReceived: 8 * n}
 			}
 			if s.Completed() != 60 || s.Wire != want {
-				t.Errorf("cost %v, type %d: %d completed, wire %+v; want 60 and %+v", cost, kind, s.Completed(), s.Wire, want)
+				t.Errorf("cost %v, connections %d, type %d: %d completed, wire %+v; want 60 and %+v", cost, c.conns, kind, s.Completed(), s.Wire, want)
 			}
 		}
 		if _, ok := metrics.ThreadUsage(); ok && res.ThreadUsage != cost {

@@ -11,31 +11,34 @@ import (
 
 // The edges of the measured interval are where the server's counters are
 // read (Plan.Probe). For those readings to count the same transactions as
-// the VUs do, the engine holds every VU between two transactions while it
-// reads: a VU takes its gate around each transaction, and the engine takes
-// every gate at an edge, waiting for the transactions in flight to end. With
-// the VUs held, each session whose server publishes its counters only now
-// and then (workload.Publisher) publishes them, and then the probe reads.
-// At the start the VUs go on once the measured interval has begun; at the
-// end they have stopped. The pause lasts about one transaction and one
-// round trip, outside the measured interval.
+// the VUs do, the engine holds every session between two transactions while
+// it reads: the VU using a session takes its gate around each transaction,
+// and the engine takes every session's gate at an edge, waiting for the
+// transactions in flight to end. With the sessions held, each session whose
+// server publishes its counters only now and then (workload.Publisher)
+// publishes them, and then the probe reads. A VU that waits for a shared
+// session meanwhile just waits (Plan.Connections). At the start the VUs go
+// on once the measured interval has begun; at the end they have stopped.
+// The pause lasts about one transaction and one round trip, outside the
+// measured interval.
 
-// edge is the engine's hold on the VUs at one edge.
+// edge is the engine's hold on the sessions at one edge.
 type edge struct {
-	held        []*vu
-	missed      int   // VUs still inside a transaction when the wait ran out
+	held        []*session
+	missed      int   // sessions still inside a transaction when the wait ran out
 	unpublished int   // Publishers that could not publish
 	added       int64 // transactions that publishing added to the server's counters
 }
 
-// holdVUs takes every VU's gate, waiting until deadline for the VUs inside a
-// transaction; those still inside one then are missed. The waits run side by
-// side, each queued on its VU's gate, so every VU is held as its transaction
-// in flight ends and the pause is the longest of them, not their sum.
-func holdVUs(vus []*vu, deadline time.Time) *edge {
-	e := &edge{held: make([]*vu, 0, len(vus))}
-	var busy []*vu
-	for _, v := range vus {
+// holdSessions takes every session's gate, waiting until deadline for the
+// transactions in flight; sessions still inside one then are missed. The
+// waits run side by side, each queued on its session's gate, so every
+// session is held as its transaction in flight ends and the pause is the
+// longest of them, not their sum.
+func holdSessions(sessions []*session, deadline time.Time) *edge {
+	e := &edge{held: make([]*session, 0, len(sessions))}
+	var busy []*session
+	for _, v := range sessions {
 		select {
 		case v.gate <- struct{}{}:
 			e.held = append(e.held, v)
@@ -75,7 +78,7 @@ func holdVUs(vus []*vu, deadline time.Time) *edge {
 // publishers bounds the sessions that publish at once: each is a round trip.
 const publishers = 64
 
-// publish has every held VU's session publish its counters, within timeout.
+// publish has every held session publish its counters, within timeout.
 func (e *edge) publish(ctx context.Context, timeout time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -106,7 +109,7 @@ func (e *edge) publish(ctx context.Context, timeout time.Duration) {
 	wg.Wait()
 }
 
-// release lets the held VUs go on.
+// release lets the held sessions be used again.
 func (e *edge) release() {
 	for _, v := range e.held {
 		<-v.gate
@@ -135,12 +138,12 @@ func plural(n int) string {
 	return "s"
 }
 
-// publisher is the VU's session as a workload.Publisher, when it is one.
-// Only the engine calls it, holding the VU's gate.
-func (v *vu) publisher() (workload.Publisher, bool) {
-	v.connMu.Lock()
-	c := v.conn
-	v.connMu.Unlock()
+// publisher is the session as a workload.Publisher, when it is one. Only
+// the engine calls it, holding the session's gate.
+func (s *session) publisher() (workload.Publisher, bool) {
+	s.connMu.Lock()
+	c := s.conn
+	s.connMu.Unlock()
 	if t, ok := c.(*timedConn); ok {
 		c = t.Conn
 	}

@@ -40,9 +40,16 @@ func (p Phase) String() string {
 
 // Plan is everything a run needs. Times are wall-clock durations.
 type Plan struct {
-	VUs      int
-	Rampup   time.Duration // warm-up, not counted (timed runs only)
-	Duration time.Duration // measured interval (timed runs)
+	VUs int
+	// Connections, when > 0, is how many sessions serve the VUs, as in a
+	// transaction monitor: a VU (a terminal) takes a free session only for
+	// each transaction, after its keying time and any -R schedule wait, and
+	// gives it back before thinking; its latency counts from the moment it
+	// asked for one. At most VUs. 0: each VU has a session of its own for
+	// the whole run.
+	Connections int
+	Rampup      time.Duration // warm-up, not counted (timed runs only)
+	Duration    time.Duration // measured interval (timed runs)
 	// Iterations, when > 0, makes each VU run exactly this many transactions
 	// and stop (HammerDB's test driver); the whole run is measured.
 	Iterations     int
@@ -59,7 +66,9 @@ type Plan struct {
 	// per transaction type: each VU holds its own OS thread and reads
 	// getrusage(RUSAGE_THREAD) around each transaction. Holding threads
 	// makes every wait a thread switch, which slows the client noticeably
-	// (docs/cost.md), so it is not the default.
+	// (docs/cost.md), so it is not the default. With Connections, a VU
+	// holds its thread only during each transaction, so that thousands of
+	// mostly idle VUs do not hold thousands of threads.
 	ThreadCost bool
 	// PinThreads keeps each VU on its own OS thread for the whole run
 	// (runtime.LockOSThread), so that the thread a VU's blocking read
@@ -95,9 +104,11 @@ type Plan struct {
 	// wrapper around the VU's connection; see Result.Statements.
 	PerStatement bool
 
-	// Connect opens VU vu's session (vu is 0-based). With Cost, ctx
-	// carries the VU's wire counter (metrics.WireFrom).
-	Connect func(ctx context.Context, vu int) (workload.Conn, error)
+	// Connect opens session i (0-based): VU i's own, or with Connections
+	// the i-th shared one. With Cost, ctx carries the session's wire
+	// counter (metrics.WireFrom). Sessions are opened side by side, a few
+	// at a time (connectors), so Connect must be safe for concurrent use.
+	Connect func(ctx context.Context, i int) (workload.Conn, error)
 	// Terminal makes VU vu's transaction source.
 	Terminal func(vu int) workload.Terminal
 	// Probe reads counters at the start and at the end of the measured
@@ -167,6 +178,11 @@ type Result struct {
 	Skipped int64
 	Late    int64
 	Lag     Lag
+	// ConnWait is how long the VUs waited for a free session before the
+	// transactions counted in the measured interval (Plan.Connections > 0;
+	// zero otherwise). It is part of their latency, as a TP monitor's
+	// queue is part of the response time.
+	ConnWait Lag
 	// Reconnects is how many times VUs reconnected after losing their
 	// connection (whole run); ConnLost how many transactions failed that way.
 	Reconnects int64
@@ -190,7 +206,8 @@ type Result struct {
 	EdgeGap   string
 }
 
-// Lag is schedule lag under throttling.
+// Lag is a wait before transactions: the schedule lag under throttling,
+// or the wait for a free session (Result.ConnWait).
 type Lag struct {
 	Count int64
 	Sum   time.Duration
@@ -293,10 +310,25 @@ func (p *Plan) Validate() error {
 		return errors.New("--stop-timeout must not be negative")
 	case p.TxTimeout < 0:
 		return errors.New("--tx-timeout must not be negative")
+	case p.Connections < 0:
+		return errors.New("--connections must not be negative")
+	case p.Connections > p.VUs:
+		return fmt.Errorf("--connections %d is more than --vus %d: a virtual user uses one connection at a time, so at most --vus are ever used", p.Connections, p.VUs)
 	case len(p.Mix) == 0:
 		return errors.New("engine: empty transaction mix")
 	}
 	return nil
+}
+
+// pooled reports whether sessions are shared (Connections > 0).
+func (p *Plan) pooled() bool { return p.Connections > 0 }
+
+// sessions is how many sessions the run opens.
+func (p *Plan) sessions() int {
+	if p.pooled() {
+		return p.Connections
+	}
+	return p.VUs
 }
 
 // NewLive makes the live counters for a plan; pass it to Run.
@@ -327,39 +359,51 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	res := &Result{Start: time.Now()}
 	live.setPhase(PhaseConnect, res.Start)
 
-	vus := make([]*vu, p.VUs)
-	closeAll := func() {
-		// Closing is bounded too: a hung server must not hold the exit.
-		closeWithin(background, vus, stopTimeout)
-	}
 	threadOK := false
 	if p.Cost && p.ThreadCost {
 		_, threadOK = metrics.ThreadUsage()
 	}
-	for i := range vus {
-		v := &vu{
-			id: i, plan: p, live: live, stats: metrics.NewSet(len(p.Mix)), thread: threadOK, gate: make(chan struct{}, 1),
-			rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed)),
+	sessions := make([]*session, p.sessions())
+	for i := range sessions {
+		sessions[i] = newSession(i, p, live, threadOK)
+	}
+	closeAll := func() {
+		// Closing is bounded too: a hung server must not hold the exit.
+		closeWithin(background, sessions, stopTimeout)
+	}
+	if failed, err := openSessions(ctx, sessions); err != nil {
+		closeAll()
+		if ctx.Err() != nil {
+			res.Interrupted = true
+			res.End = time.Now()
+			return res, nil
 		}
-		if p.Cost {
-			v.wire = new(metrics.WireCounts)
+		if p.pooled() {
+			return nil, fmt.Errorf("open connection %d: %w", failed+1, err)
 		}
-		vus[i] = v
-		if err := v.connect(ctx); err != nil {
-			closeAll()
-			if ctx.Err() != nil {
-				res.Interrupted = true
-				res.End = time.Now()
-				return res, nil
-			}
-			return nil, fmt.Errorf("connect virtual user %d: %w", i+1, err)
+		return nil, fmt.Errorf("connect virtual user %d: %w", failed+1, err)
+	}
+	r := &runner{plan: p, live: live, sessions: sessions, thread: threadOK}
+	terms := make([]*terminal, p.VUs)
+	for i := range terms {
+		t := &terminal{id: i, term: p.Terminal(i), rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed))}
+		if !p.pooled() {
+			t.own = sessions[i]
 		}
-		v.term = p.Terminal(i)
+		terms[i] = t
+	}
+	if p.pooled() {
+		r.pool = make(chan *session, len(sessions))
+		for _, s := range sessions {
+			r.pool <- s
+		}
+		r.left.Store(int64(len(sessions)))
+		r.gone = make(chan struct{})
 	}
 	res.ThreadUsage = threadOK
 	res.Wired = p.Cost
-	for _, v := range vus {
-		res.Wired = res.Wired && v.wired
+	for _, s := range sessions {
+		res.Wired = res.Wired && s.wired
 	}
 
 	// stop ends the VUs' loops; transactions in flight run on txCtx, which
@@ -368,6 +412,10 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	defer stop()
 	txCtx, cancelTx := context.WithCancel(background)
 	defer cancelTx()
+	for _, s := range sessions {
+		s.parentTx = txCtx
+		s.newTxCtx(txCtx)
+	}
 
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -375,31 +423,31 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if timed && p.Rampup > 0 {
 		live.setPhase(PhaseRampup, start)
 	} else {
-		if err := beginMeasure(background, p, live, res, vus, stopTimeout); err != nil {
+		if err := beginMeasure(background, p, live, res, sessions, stopTimeout); err != nil {
 			closeAll()
 			return nil, err
 		}
 	}
-	for _, v := range vus {
+	for _, t := range terms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			v.loop(loopCtx, txCtx)
+			t.loop(loopCtx, r)
 		}()
 	}
 	allDone := make(chan struct{})
 	go func() { wg.Wait(); close(allDone) }()
 	if p.TxTimeout > 0 {
-		go watchdog(vus, p.TxTimeout, allDone)
+		go watchdog(sessions, p.TxTimeout, allDone)
 	}
 
 	if timed {
 		if p.Rampup > 0 {
 			select {
 			case <-time.After(p.Rampup):
-				if err := beginMeasure(background, p, live, res, vus, stopTimeout); err != nil {
+				if err := beginMeasure(background, p, live, res, sessions, stopTimeout); err != nil {
 					stop()
-					waitVUs(allDone, vus, cancelTx, time.Now().Add(stopTimeout))
+					waitVUs(allDone, sessions, cancelTx, time.Now().Add(stopTimeout))
 					closeAll()
 					return nil, err
 				}
@@ -434,7 +482,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		// The transactions in flight end inside the measured interval and
 		// count, as pgbench counts them: the interval ends when the last
 		// of them has, so the counters read next hold the same ones.
-		last = holdVUs(vus, stopDeadline)
+		last = holdSessions(sessions, stopDeadline)
 		end = time.Now()
 	}
 	live.setPhase(PhaseStop, end)
@@ -442,7 +490,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		u, err := metrics.ProcessUsage()
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
 	}
-	stuck, finished := waitVUs(allDone, vus, cancelTx, stopDeadline)
+	stuck, finished := waitVUs(allDone, sessions, cancelTx, stopDeadline)
 	res.Stuck = stuck
 	var probeErr error
 	if measured {
@@ -456,43 +504,44 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			// session ends: in iterations mode nothing is left to run,
 			// so the sessions close before the end is read.
 			if last.unpublished > 0 && !timed && finished {
-				closeWithin(background, vus, remaining(stopDeadline))
+				closeWithin(background, sessions, remaining(stopDeadline))
 			}
 		}
 		res.MeasureEnd = end
 		res.After, probeErr = probe(background, p, remaining(stopDeadline))
 	}
-	closeWithin(background, vus, remaining(stopDeadline))
+	closeWithin(background, sessions, remaining(stopDeadline))
 	res.End = time.Now()
 
 	res.Stats = metrics.NewSet(len(p.Mix))
 	errs := map[string]int64{}
 	var ok, answered []uint32
 	stmts := map[string]*StmtStat{}
-	for _, v := range vus {
-		// A VU still inside a transaction is abandoned: what it recorded
-		// until now counts, and it records nothing more (statsMu).
-		v.statsMu.Lock()
-		v.abandoned = true
-		v.statsMu.Unlock()
-		if v.stopped {
-			res.Stopped = append(res.Stopped, v.id+1)
-		}
-		res.Stats.Merge(v.stats)
-		for m, n := range v.errs {
+	for _, s := range sessions {
+		// A session still inside a transaction is abandoned: what was
+		// recorded on it until now counts, and nothing more is (statsMu).
+		s.statsMu.Lock()
+		s.abandoned = true
+		s.statsMu.Unlock()
+		res.Stats.Merge(s.stats)
+		for m, n := range s.errs {
 			errs[m] += n
 		}
-		res.Skipped += v.skipped
-		res.Late += v.late
-		res.Lag.Count += v.lag.Count
-		res.Lag.Sum += v.lag.Sum
-		res.Lag.Max = max(res.Lag.Max, v.lag.Max)
-		res.ConnLost += v.connLost
-		ok = addSeconds(ok, v.okSec)
-		answered = addSeconds(answered, v.ansSec)
-		if v.timed != nil {
-			v.timed.mergeInto(stmts)
+		res.Late += s.late
+		res.Lag = res.Lag.add(s.lag)
+		res.ConnWait = res.ConnWait.add(s.wait)
+		res.ConnLost += s.connLost
+		ok = addSeconds(ok, s.okSec)
+		answered = addSeconds(answered, s.ansSec)
+		if s.timed != nil {
+			s.timed.mergeInto(stmts)
 		}
+	}
+	for _, t := range terms {
+		if t.stopped {
+			res.Stopped = append(res.Stopped, t.id+1)
+		}
+		res.Skipped += t.skipped
 	}
 	res.Reconnects = live.Reconnects()
 	res.Errors = sortErrors(errs)
@@ -516,7 +565,100 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	return res, nil
 }
 
-// addSeconds adds the per-second counts of one VU to the run's.
+// connectors bounds the sessions being opened at once: enough to open
+// hundreds quickly, few enough not to flood the server's listen queue.
+const connectors = 32
+
+// openSessions opens every session, connectors at a time. The first
+// failure stops the opening (the attempts in flight are cancelled) and is
+// returned with its session's index.
+func openSessions(ctx context.Context, sessions []*session) (failed int, err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg  sync.WaitGroup
+		mu  sync.Mutex
+		sem = make(chan struct{}, connectors)
+	)
+	failed = -1
+	for i, s := range sessions {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break // a failure, or the caller's cancel
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if cerr := s.connect(ctx); cerr != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				// The first failure is the cause; the attempts it
+				// cancels fail after it and are not.
+				if failed < 0 {
+					failed, err = i, cerr
+					cancel()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed < 0 && ctx.Err() != nil {
+		return 0, ctx.Err() // the caller's: interrupted
+	}
+	return failed, err
+}
+
+// runner is what the VUs of one run share.
+type runner struct {
+	plan     *Plan
+	live     *Live
+	sessions []*session
+	// thread: read the thread's usage around each transaction
+	// (Plan.ThreadCost where the system has RUSAGE_THREAD).
+	thread bool
+	// With Plan.Connections: the free sessions, how many are still
+	// usable, and gone, closed when none is (a lost session is not
+	// replaced with --reconnect off), so waiting VUs stop.
+	pool chan *session
+	left atomic.Int64
+	gone chan struct{}
+}
+
+// acquire waits for a free session; nil when the run ends or none is left.
+func (r *runner) acquire(ctx context.Context) *session {
+	select {
+	case s := <-r.pool:
+		return s
+	case <-ctx.Done():
+		return nil
+	case <-r.gone:
+		return nil
+	}
+}
+
+// release gives a shared session back; a VU's own session stays with it.
+func (r *runner) release(s *session) {
+	if r.pool != nil {
+		r.pool <- s // never blocks: the pool holds every session
+	}
+}
+
+// retire takes a shared session that lost its connection for good out of
+// service; the VUs stop when it was the last.
+func (r *runner) retire() {
+	if r.pool != nil && r.left.Add(-1) == 0 {
+		close(r.gone)
+	}
+}
+
+func (l Lag) add(o Lag) Lag {
+	return Lag{Count: l.Count + o.Count, Sum: l.Sum + o.Sum, Max: max(l.Max, o.Max)}
+}
+
+// addSeconds adds the per-second counts of one session to the run's.
 func addSeconds(to, from []uint32) []uint32 {
 	for i, n := range from {
 		for len(to) <= i {
@@ -528,9 +670,10 @@ func addSeconds(to, from []uint32) []uint32 {
 }
 
 // waitVUs waits for every VU to return, until deadline; then it notes the
-// VUs still inside a transaction (stuck), cancels the statements in flight
-// and waits a little more. finished reports whether all returned.
-func waitVUs(allDone <-chan struct{}, vus []*vu, cancelTx func(), deadline time.Time) (stuck []int, finished bool) {
+// VUs still inside a transaction (stuck: the VU holding each busy session),
+// cancels the statements in flight and waits a little more. finished
+// reports whether all returned.
+func waitVUs(allDone <-chan struct{}, sessions []*session, cancelTx func(), deadline time.Time) (stuck []int, finished bool) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
@@ -538,11 +681,12 @@ func waitVUs(allDone <-chan struct{}, vus []*vu, cancelTx func(), deadline time.
 		return nil, true
 	case <-t.C:
 	}
-	for _, v := range vus {
-		if v.busy() {
-			stuck = append(stuck, v.id+1)
+	for _, s := range sessions {
+		if s.busy() {
+			stuck = append(stuck, int(s.holder.Load())+1)
 		}
 	}
+	sort.Ints(stuck)
 	cancelTx()
 	select {
 	case <-allDone:
@@ -565,16 +709,14 @@ const minStopStep = time.Second
 // VUs are given up as stuck.
 const cancelGrace = 2 * time.Second
 
-// closeWithin closes every VU's connection, in parallel, waiting at most d.
-func closeWithin(ctx context.Context, vus []*vu, d time.Duration) {
+// closeWithin closes every session's connection, in parallel, waiting at
+// most d.
+func closeWithin(ctx context.Context, sessions []*session, d time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
-	for _, v := range vus {
-		if v == nil {
-			continue
-		}
-		c := v.takeConn()
+	for _, s := range sessions {
+		c := s.takeConn()
 		if c == nil {
 			continue
 		}
@@ -595,10 +737,10 @@ func closeWithin(ctx context.Context, vus []*vu, d time.Duration) {
 func (l *Live) phaseIs(p Phase) bool { return Phase(l.phase.Load()) == p }
 
 // beginMeasure reads the counters at the start of the measured interval,
-// with the VUs held between transactions (edge.go), and starts it.
-func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, vus []*vu, timeout time.Duration) error {
+// with every session held between transactions (edge.go), and starts it.
+func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, sessions []*session, timeout time.Duration) error {
 	if p.Probe != nil {
-		first := holdVUs(vus, time.Now().Add(timeout))
+		first := holdSessions(sessions, time.Now().Add(timeout))
 		defer first.release()
 		first.publish(ctx, timeout)
 		res.EdgeGap = first.gap("start")
@@ -634,29 +776,49 @@ func probe(ctx context.Context, p *Plan, timeout time.Duration) (map[string]int6
 	return m, nil
 }
 
-// maxErrorMessages bounds the distinct messages a VU keeps, so a run that
-// fails every transaction with a new message cannot grow without limit.
+// maxErrorMessages bounds the distinct messages a session keeps, so a run
+// that fails every transaction with a new message cannot grow without limit.
 const maxErrorMessages = 20
 
-type vu struct {
+// terminal is one virtual user: what it is and decides by itself (its
+// transaction source, random stream and schedule). It is small, so that a
+// run can have thousands; what is measured is kept by the sessions.
+type terminal struct {
+	id   int
+	term workload.Terminal
+	rng  *rand.Rand
+	// own is the VU's own session (Plan.Connections == 0); nil: it takes
+	// a shared one for each transaction.
+	own *session
+	// stopped is set when the VU ended at an error (RaiseError, or a lost
+	// connection with --reconnect off).
+	stopped bool
+	sched   time.Time // next scheduled start (Rate)
+	skipped int64     // measured interval: too late to send (Rate with LatencyLimit)
+	timer   *time.Timer
+}
+
+// session is one connection and everything recorded on it. One VU at a
+// time uses it (its own, or the one holding it from the pool), so recording
+// takes no lock and the memory of a run grows with its sessions, not its VUs.
+type session struct {
 	id    int
 	plan  *Plan
 	live  *Live
-	term  workload.Terminal
 	stats metrics.Set
-	rng   *rand.Rand
 	wire  *metrics.WireCounts // nil: not counted
 	wired bool                // the connection counts into wire
-	// thread: the VU holds its OS thread and reads its usage around each
-	// transaction.
+	// thread: read the thread's usage around each transaction; pooled:
+	// hold the thread only then (a VU's own session: for its whole loop).
 	thread bool
+	pooled bool
 	errs   map[string]int64
-	// stopped is set when the VU ended at an error (RaiseError).
-	stopped bool
 	// since is the start (UnixNano) of the transaction running now, 0
-	// between transactions: the stuck report and the watchdog read it.
-	since atomic.Int64
-	// txCtx is the context of the VU's transactions: the run's, with a
+	// between transactions: the stuck report and the watchdog read it;
+	// holder is the VU (0-based) it runs for.
+	since  atomic.Int64
+	holder atomic.Int64
+	// txCtx is the context of the session's transactions: the run's, with a
 	// cancel of its own for the watchdog; timedOut says the watchdog did it.
 	txCtx    context.Context
 	cancelTx context.CancelFunc
@@ -671,277 +833,347 @@ type vu struct {
 
 	connMu sync.Mutex // guards conn against closeWithin after a stop timeout
 	conn   workload.Conn
-	// gate is held by the VU around each transaction and by the engine at
-	// the edges of the measured interval (edge.go).
+	// gate is held by the VU using the session around each transaction and
+	// by the engine at the edges of the measured interval (edge.go).
 	gate  chan struct{}
 	timed *timedConn // the PerStatement wrapper around conn, or nil
 
-	// Throttling and latency limit, measured interval only.
-	sched    time.Time // next scheduled start (Rate)
-	skipped  int64
+	// Measured interval only: late transactions (LatencyLimit), schedule
+	// lag (Rate), the wait for a free session (pooled), transactions lost
+	// with the connection, and per second the completed transactions and
+	// those that failed with the server's answer (an SQL error), for the
+	// outage report.
 	late     int64
 	lag      Lag
+	wait     Lag
 	connLost int64
-	okSec    []uint32 // completed transactions per second of the measured interval
-	// ansSec: transactions per second of the measured interval that failed
-	// with the server's answer (an SQL error), not a lost connection.
-	ansSec []uint32
+	okSec    []uint32
+	ansSec   []uint32
 }
 
-// connect opens the VU's connection (again, after a loss), counting into
-// the same wire counter.
-func (v *vu) connect(ctx context.Context) error {
-	cctx := ctx
-	if v.wire != nil {
-		cctx = metrics.WithWire(ctx, v.wire)
+func newSession(i int, p *Plan, live *Live, thread bool) *session {
+	s := &session{id: i, plan: p, live: live, stats: metrics.NewSet(len(p.Mix)), thread: thread,
+		pooled: p.pooled(), gate: make(chan struct{}, 1)}
+	if p.Cost {
+		s.wire = new(metrics.WireCounts)
 	}
-	c, err := v.plan.Connect(cctx, v.id)
+	return s
+}
+
+// connect opens the session's connection (again, after a loss), counting
+// into the same wire counter.
+func (s *session) connect(ctx context.Context) error {
+	cctx := ctx
+	if s.wire != nil {
+		cctx = metrics.WithWire(ctx, s.wire)
+	}
+	c, err := s.plan.Connect(cctx, s.id)
 	if err != nil {
 		return err
 	}
-	if wd, ok := c.(metrics.Wired); ok && v.wire != nil {
-		v.wired = wd.Wire() == v.wire
+	if wd, ok := c.(metrics.Wired); ok && s.wire != nil {
+		s.wired = wd.Wire() == s.wire
 	}
-	if v.plan.PerStatement {
-		if v.timed == nil {
-			v.timed = newTimedConn()
+	if s.plan.PerStatement {
+		if s.timed == nil {
+			s.timed = newTimedConn()
 		}
-		v.timed.Conn = c
-		c = v.timed
+		s.timed.Conn = c
+		c = s.timed
 	}
-	v.connMu.Lock()
-	v.conn = c
-	v.connMu.Unlock()
+	s.connMu.Lock()
+	s.conn = c
+	s.connMu.Unlock()
 	return nil
 }
 
-func (v *vu) takeConn() workload.Conn {
-	v.connMu.Lock()
-	defer v.connMu.Unlock()
-	c := v.conn
-	v.conn = nil
+func (s *session) takeConn() workload.Conn {
+	s.connMu.Lock()
+	defer s.connMu.Unlock()
+	c := s.conn
+	s.conn = nil
 	return c
 }
 
-func (v *vu) loop(ctx, txCtx context.Context) {
-	p := v.plan
-	v.parentTx = txCtx
-	v.newTxCtx(txCtx)
-	defer func() { v.cancelTx() }()
-	if v.thread || p.PinThreads {
+func (t *terminal) loop(ctx context.Context, r *runner) {
+	p := r.plan
+	if t.own != nil && (r.thread || p.PinThreads) {
 		// RUSAGE_THREAD describes one OS thread: the goroutine must stay on
-		// it for a transaction's delta to be its own.
+		// it for a transaction's delta to be its own; PinThreads keeps a
+		// VU that waits raw on the thread its read wakes. A pooled
+		// session's VU holds its thread per transaction instead (execute).
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
 	perVU := 0.0
 	if p.Rate > 0 {
 		perVU = p.Rate / float64(p.VUs)
-		v.sched = time.Now()
+		t.sched = time.Now()
 	}
+	// pause is the think time of the transaction before, slept together
+	// with the next one's keying time: one wake-up per cycle rather than
+	// two, which counts with thousands of VUs.
+	var pause time.Duration
 	for n := 0; p.Iterations == 0 || n < p.Iterations; n++ {
 		if ctx.Err() != nil {
 			return
 		}
-		tx := v.term.Next()
+		tx := t.term.Next()
 		kind := tx.Kind()
-		if p.KeyingThinking && !sleep(ctx, p.Mix[kind].Keying) {
-			return
+		if p.KeyingThinking {
+			if !t.sleep(ctx, pause+p.Mix[kind].Keying) {
+				return
+			}
+			pause = 0
 		}
 		var sched time.Time
 		if perVU > 0 {
 			// Poisson arrivals: exponential gaps with mean 1/perVU.
-			v.sched = v.sched.Add(time.Duration(-math.Log(1-v.rng.Float64()) / perVU * float64(time.Second)))
-			sched = v.sched
+			t.sched = t.sched.Add(time.Duration(-math.Log(1-t.rng.Float64()) / perVU * float64(time.Second)))
+			sched = t.sched
 			if p.LatencyLimit > 0 && time.Since(sched) > p.LatencyLimit {
-				if v.live.phaseIs(PhaseMeasure) {
-					v.skipped++
+				if r.live.phaseIs(PhaseMeasure) {
+					t.skipped++
 				}
 				continue
 			}
-			if !sleep(ctx, time.Until(sched)) {
+			if !t.sleep(ctx, time.Until(sched)) {
 				return
 			}
 		}
 		if ctx.Err() != nil {
 			return
 		}
-		if v.timedOut.Load() {
-			v.timedOut.Store(false)
-			v.newTxCtx(v.parentTx)
+		s := t.own
+		var asked time.Time
+		if s == nil {
+			// A TP monitor's queue: the wait for a session is part of
+			// the transaction's response time.
+			asked = time.Now()
+			if s = r.acquire(ctx); s == nil {
+				return
+			}
+		}
+		if s.timedOut.Load() {
+			s.timedOut.Store(false)
+			s.newTxCtx(s.parentTx)
 		}
 		select {
-		case v.gate <- struct{}{}:
+		case s.gate <- struct{}{}:
 		case <-ctx.Done():
+			r.release(s)
 			return
 		}
 		if ctx.Err() != nil {
-			<-v.gate
+			<-s.gate
+			r.release(s)
 			return
 		}
-		ok, lost := v.execute(v.txCtx, tx, kind, sched)
-		<-v.gate
+		s.holder.Store(int64(t.id))
+		ok, lost := s.execute(s.txCtx, tx, kind, sched, asked)
+		<-s.gate
 		if lost {
-			if p.Reconnect.Off || !v.reconnect(ctx) {
-				v.stopped = true
+			// The VU that lost the connection reconnects it before
+			// anyone else may use the session.
+			if p.Reconnect.Off || !s.reconnect(ctx) {
+				t.stopped = true
+				r.retire()
 				return
 			}
-		} else if !ok && p.RaiseError {
-			v.stopped = true
+		}
+		r.release(s)
+		if !ok && !lost && p.RaiseError {
+			t.stopped = true
 			return
 		}
-		if p.KeyingThinking && !sleep(ctx, v.think(p.Mix[kind].Think)) {
-			return
+		if p.KeyingThinking {
+			pause = t.think(p.Mix[kind].Think)
 		}
+	}
+	// The last transaction's think time, as every other's (an iterations
+	// run ends when its VUs have thought).
+	t.sleep(ctx, pause)
+}
+
+// sleep waits d or until ctx is done, on the VU's own timer: reused, as
+// thousands of VUs sleep between transactions. It reports whether the full
+// time passed.
+func (t *terminal) sleep(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	if t.timer == nil {
+		t.timer = time.NewTimer(d)
+	} else {
+		t.timer.Reset(d) // fired and drained, or stopped: no stale tick (Go ≥ 1.23)
+	}
+	select {
+	case <-t.timer.C:
+		return true
+	case <-ctx.Done():
+		t.timer.Stop()
+		return false
 	}
 }
 
 // reconnect replaces a lost connection, with doubling backoff, until it
-// succeeds or the run ends. It reports whether the VU has a connection.
-func (v *vu) reconnect(ctx context.Context) bool {
+// succeeds or the run ends. It reports whether the session has a connection.
+func (s *session) reconnect(ctx context.Context) bool {
 	// The engine may be using the session at an edge: take the gate.
 	select {
-	case v.gate <- struct{}{}:
+	case s.gate <- struct{}{}:
 	case <-ctx.Done():
 		return false
 	}
-	if c := v.takeConn(); c != nil {
+	if c := s.takeConn(); c != nil {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
 		_ = c.Close(cctx)
 		cancel()
 	}
-	<-v.gate
-	wait := v.plan.Reconnect.first()
+	<-s.gate
+	wait := s.plan.Reconnect.first()
 	for {
 		if !sleep(ctx, wait) {
 			return false
 		}
 		cctx, cancel := context.WithTimeout(ctx, connectTimeout)
-		err := v.connect(cctx)
+		err := s.connect(cctx)
 		cancel()
 		if err == nil {
-			v.live.reconnects.Add(1)
+			s.live.reconnects.Add(1)
 			return true
 		}
 		if ctx.Err() != nil {
 			return false
 		}
-		wait = min(2*wait, v.plan.Reconnect.max())
+		wait = min(2*wait, s.plan.Reconnect.max())
 	}
 }
 
 // connectTimeout bounds one reconnection attempt.
 const connectTimeout = 10 * time.Second
 
-// execute runs one transaction to its end, retrying conflicts, and records
-// it if it completed inside the measured interval. It reports whether the
-// transaction completed (committed or rolled back on purpose), and whether
-// it failed because the connection was lost. sched, when set, is the
-// scheduled start (throttling): latency is measured from it.
-func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.Time) (completed, lost bool) {
+// execute runs one transaction to its end on the session, retrying
+// conflicts, and records it if it completed inside the measured interval.
+// It reports whether the transaction completed (committed or rolled back on
+// purpose), and whether it failed because the connection was lost. Latency
+// is measured from sched when set (the scheduled start, throttling), else
+// from asked when set (when the VU asked for a shared session), else from
+// the transaction's first statement.
+func (s *session) execute(ctx context.Context, tx workload.Txn, kind int, sched, asked time.Time) (completed, lost bool) {
+	if s.thread && s.pooled {
+		// Only for the transaction: a pooled VU spends most of its
+		// time waiting, and must not hold a thread meanwhile.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	// The usage is read outside the timed span: getrusage is a system call.
 	var (
 		wire0 metrics.Wire
 		use0  metrics.Usage
 		useOK bool
 	)
-	if v.thread {
+	if s.thread {
 		use0, useOK = metrics.ThreadUsage()
 	}
-	wire0 = v.wire.Load()
-	// closeWithin may take the connection of a VU it gave up on.
-	v.connMu.Lock()
-	conn := v.conn
-	v.connMu.Unlock()
+	wire0 = s.wire.Load()
+	// closeWithin may take the connection of a session it gave up on.
+	s.connMu.Lock()
+	conn := s.conn
+	s.connMu.Unlock()
 	start := time.Now()
-	v.since.Store(start.UnixNano())
+	s.since.Store(start.UnixNano())
 	retries := int64(0)
 	var err error
 	for {
 		err = tx.Run(ctx, conn)
-		if err == nil || !errors.Is(err, workload.ErrRetry) || retries >= int64(v.plan.MaxRetries) {
+		if err == nil || !errors.Is(err, workload.ErrRetry) || retries >= int64(s.plan.MaxRetries) {
 			break
 		}
 		retries++
 	}
 	now := time.Now()
-	v.since.Store(0)
-	if v.timed != nil {
-		v.timed.settle(err)
+	s.since.Store(0)
+	if s.timed != nil {
+		s.timed.settle(err)
 	}
-	if err != nil && v.timedOut.Load() {
+	if err != nil && s.timedOut.Load() {
 		// The watchdog cancelled this transaction's statements: say so
-		// (the loop gives the next one a fresh context).
-		err = fmt.Errorf("transaction ran longer than --tx-timeout %s and was cancelled: %w", v.plan.TxTimeout, err)
+		// (the next transaction on the session gets a fresh context).
+		err = fmt.Errorf("transaction ran longer than --tx-timeout %s and was cancelled: %w", s.plan.TxTimeout, err)
 	}
-	v.statsMu.Lock()
-	defer v.statsMu.Unlock()
-	if v.abandoned {
-		return completed, false // the run has ended without this VU
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	if s.abandoned {
+		return completed, false // the run has ended without this session
 	}
-	elapsed := now.Sub(start)
-	if !sched.IsZero() {
-		elapsed = now.Sub(sched)
+	from := start
+	switch {
+	case !sched.IsZero():
+		from = sched
+	case !asked.IsZero():
+		from = asked
 	}
+	elapsed := now.Sub(from)
 	// Counted only when it finished inside the measured interval: ramp-up
 	// is warm-up; the interval ends when the transactions in flight at its
 	// end have, unless they outlast the stop timeout.
-	counted := v.live.phaseIs(PhaseMeasure)
-	s := &v.stats[kind]
+	counted := s.live.phaseIs(PhaseMeasure)
+	st := &s.stats[kind]
 	completed = err == nil || errors.Is(err, workload.ErrUserAbort)
 	switch {
 	case completed:
-		v.live.perKind[kind].Add(1)
-		v.live.latency.Add(int64(elapsed))
+		s.live.perKind[kind].Add(1)
+		s.live.latency.Add(int64(elapsed))
 		us := elapsed.Microseconds()
-		v.live.latencySq.Add(us * us)
+		s.live.latencySq.Add(us * us)
 		if err != nil {
-			v.live.rollbacks[kind].Add(1)
+			s.live.rollbacks[kind].Add(1)
 		}
 		if counted {
 			if err == nil {
-				s.Commits++
+				st.Commits++
 			} else {
-				s.Rollbacks++ // the workload's own rollback: a completed transaction
+				st.Rollbacks++ // the workload's own rollback: a completed transaction
 			}
-			s.Record(elapsed)
-			v.live.measured.Add(1)
-			v.markOK(now)
-			if v.plan.LatencyLimit > 0 && elapsed > v.plan.LatencyLimit {
-				v.late++
+			st.Record(elapsed)
+			s.live.measured.Add(1)
+			s.markOK(now)
+			if s.plan.LatencyLimit > 0 && elapsed > s.plan.LatencyLimit {
+				s.late++
 			}
 			if !sched.IsZero() {
-				l := start.Sub(sched)
-				v.lag.Count++
-				v.lag.Sum += l
-				v.lag.Max = max(v.lag.Max, l)
+				s.lag = s.lag.add(Lag{Count: 1, Sum: start.Sub(sched), Max: start.Sub(sched)})
 			}
 		}
 	default:
-		v.live.errors.Add(1)
+		s.live.errors.Add(1)
 		lost = isConnLost(err, conn)
 		// Errors are counted in every phase when the VU stops on them:
 		// the user must see why it stopped.
-		if counted || v.plan.RaiseError {
-			s.Errors++
+		if counted || s.plan.RaiseError {
+			st.Errors++
 			if lost {
-				v.connLost++
+				s.connLost++
 			}
-			v.noteError(err)
+			s.noteError(err)
 		}
 		if counted && !lost {
-			v.ansSec = markSecond(v.ansSec, v.live, now)
+			s.ansSec = markSecond(s.ansSec, s.live, now)
 		}
 	}
 	if counted {
-		s.Retries += retries
-		if retries > 0 {
-			s.Retried++
+		if !asked.IsZero() {
+			s.wait = s.wait.add(Lag{Count: 1, Sum: start.Sub(asked), Max: start.Sub(asked)})
 		}
-		s.Wire = s.Wire.Add(v.wire.Load().Sub(wire0))
+		st.Retries += retries
+		if retries > 0 {
+			st.Retried++
+		}
+		st.Wire = st.Wire.Add(s.wire.Load().Sub(wire0))
 		if useOK {
 			if u, ok := metrics.ThreadUsage(); ok {
-				s.Thread = s.Thread.Add(u.Sub(use0))
+				st.Thread = st.Thread.Add(u.Sub(use0))
 			}
 		}
 	}
@@ -950,7 +1182,7 @@ func (v *vu) execute(ctx context.Context, tx workload.Txn, kind int, sched time.
 
 // markOK counts a completed transaction in its second of the measured
 // interval, for the outage report.
-func (v *vu) markOK(now time.Time) { v.okSec = markSecond(v.okSec, v.live, now) }
+func (s *session) markOK(now time.Time) { s.okSec = markSecond(s.okSec, s.live, now) }
 
 // markSecond counts one in secs at now's second of the measured interval.
 func markSecond(secs []uint32, live *Live, now time.Time) []uint32 {
@@ -981,29 +1213,29 @@ func isConnLost(err error, c workload.Conn) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, driver.ErrBadConn)
 }
 
-func (v *vu) noteError(err error) {
-	if v.errs == nil {
-		v.errs = map[string]int64{}
+func (s *session) noteError(err error) {
+	if s.errs == nil {
+		s.errs = map[string]int64{}
 	}
 	msg := err.Error()
-	if _, ok := v.errs[msg]; !ok && len(v.errs) >= maxErrorMessages {
+	if _, ok := s.errs[msg]; !ok && len(s.errs) >= maxErrorMessages {
 		msg = "(other errors)"
 	}
-	v.errs[msg]++
+	s.errs[msg]++
 }
 
 // think draws a think time: negative exponential with the given mean,
 // truncated at ten times the mean (TPC-C 5.2.5.4).
-func (v *vu) think(mean time.Duration) time.Duration {
+func (t *terminal) think(mean time.Duration) time.Duration {
 	if mean <= 0 {
 		return 0
 	}
-	r := 1 - v.rng.Float64() // (0, 1]
-	t := -math.Log(r) * float64(mean)
-	if t > 10*float64(mean) {
-		t = 10 * float64(mean)
+	r := 1 - t.rng.Float64() // (0, 1]
+	d := -math.Log(r) * float64(mean)
+	if d > 10*float64(mean) {
+		d = 10 * float64(mean)
 	}
-	return time.Duration(t)
+	return time.Duration(d)
 }
 
 // sleep waits d or until ctx is done; it reports whether the full time passed.
@@ -1035,20 +1267,20 @@ func sortErrors(m map[string]int64) []ErrorCount {
 	return out
 }
 
-// busy reports whether the VU is inside a transaction.
-func (v *vu) busy() bool { return v.since.Load() != 0 }
+// busy reports whether a transaction runs on the session.
+func (s *session) busy() bool { return s.since.Load() != 0 }
 
-// newTxCtx gives the VU a fresh transaction context under parent.
-func (v *vu) newTxCtx(parent context.Context) {
+// newTxCtx gives the session a fresh transaction context under parent.
+func (s *session) newTxCtx(parent context.Context) {
 	ctx, cancel := context.WithCancel(parent)
-	v.txMu.Lock()
-	v.txCtx, v.cancelTx = ctx, cancel
-	v.txMu.Unlock()
+	s.txMu.Lock()
+	s.txCtx, s.cancelTx = ctx, cancel
+	s.txMu.Unlock()
 }
 
 // watchdog cancels the transactions that run longer than limit, checking
 // a few times a second until done is closed.
-func watchdog(vus []*vu, limit time.Duration, done <-chan struct{}) {
+func watchdog(sessions []*session, limit time.Duration, done <-chan struct{}) {
 	every := min(max(limit/4, 10*time.Millisecond), time.Second)
 	t := time.NewTicker(every)
 	defer t.Stop()
@@ -1057,12 +1289,12 @@ func watchdog(vus []*vu, limit time.Duration, done <-chan struct{}) {
 		case <-done:
 			return
 		case now := <-t.C:
-			for _, v := range vus {
-				if t := v.since.Load(); t != 0 && now.UnixNano()-t > int64(limit) && !v.timedOut.Load() {
-					v.timedOut.Store(true)
-					v.txMu.Lock()
-					cancel := v.cancelTx
-					v.txMu.Unlock()
+			for _, s := range sessions {
+				if t := s.since.Load(); t != 0 && now.UnixNano()-t > int64(limit) && !s.timedOut.Load() {
+					s.timedOut.Store(true)
+					s.txMu.Lock()
+					cancel := s.cancelTx
+					s.txMu.Unlock()
 					if cancel != nil {
 						cancel()
 					}

@@ -267,6 +267,9 @@ func TestPlanValidate(t *testing.T) {
 		{func(p *Plan) { p.Iterations = -1 }, "--iterations must not be negative"},
 		{func(p *Plan) { p.Rampup = -time.Second }, "--rampup must not be negative"},
 		{func(p *Plan) { p.MaxRetries = -1 }, "--max-retries must not be negative"},
+		{func(p *Plan) { p.Connections = -1 }, "--connections must not be negative"},
+		{func(p *Plan) { p.Connections = 2 }, "--connections 2 is more than --vus 1: a virtual user uses one connection at a time, so at most --vus are ever used"},
+		{func(p *Plan) { p.Connections = 1 }, ""},
 		{func(p *Plan) {}, ""},
 	}
 	for _, c := range cases {

@@ -32,9 +32,10 @@ func (s StmtStat) Mean() time.Duration {
 	return s.Total / time.Duration(s.Count)
 }
 
-// timedConn wraps one VU's connection and times each named statement and
-// each transaction's BEGIN…COMMIT overhead ("begin/commit"). One VU uses it
-// at a time, so the counters need no locks; they are merged after the run.
+// timedConn wraps one session's connection and times each named statement
+// and each transaction's BEGIN…COMMIT overhead ("begin/commit"). One VU uses
+// the session at a time, so the counters need no locks; they are merged
+// after the run.
 type timedConn struct {
 	workload.Conn
 	stats map[string]*StmtStat

@@ -1,6 +1,8 @@
 // Package metrics records what a run measured: per transaction type latency
-// in HDR histograms (one set per virtual user, merged at the end so that
-// recording takes no lock), outcome counts, and per-minute rates.
+// in HDR histograms (one set per session, written by the one virtual user
+// using it at a time and merged at the end, so that recording takes no lock
+// and memory grows with the connections, not the virtual users), outcome
+// counts, and per-minute rates.
 package metrics
 
 import (
@@ -17,8 +19,8 @@ const (
 	sigFigs   = 3
 )
 
-// TxStats is the record of one transaction type for one virtual user (or,
-// after Merge, for all of them). Not safe for concurrent use.
+// TxStats is the record of one transaction type for one session (or, after
+// Merge, for all of them). Not safe for concurrent use.
 type TxStats struct {
 	hist      *hdrhistogram.Histogram // completed transactions: commits and user aborts
 	Commits   int64                   // committed
@@ -35,8 +37,8 @@ type TxStats struct {
 // Record adds one completed transaction's latency.
 func (s *TxStats) Record(d time.Duration) {
 	if s.hist == nil {
-		// Allocated lazily: a histogram is ~190 KB and many VUs never run
-		// some transaction types.
+		// Allocated lazily: a histogram is ~190 KB and many sessions never
+		// run some transaction types.
 		s.hist = hdrhistogram.New(minMicros, maxMicros, sigFigs)
 	}
 	us := d.Microseconds()

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,6 +38,18 @@ var postgresSettings = []string{
 // TCP and the socket), so authentication failures can be tested. The
 // caller's Stop shuts it down and removes the directory.
 func StartPostgres(ctx context.Context) (*Server, error) {
+	return StartPostgresWith(ctx)
+}
+
+// StartPostgresWith is StartPostgres with settings of the caller's
+// ("max_connections=300") after the default ones, which they override:
+// benchmarks need more connections than tests.
+func StartPostgresWith(ctx context.Context, settings ...string) (*Server, error) {
+	for _, o := range settings {
+		if k, _, ok := strings.Cut(o, "="); !ok || k == "" || strings.ContainsAny(o, " \t\n'\"") {
+			return nil, fmt.Errorf("postgres: setting %q: want name=value without spaces or quotes", o)
+		}
+	}
 	bin, err := postgresBin()
 	if err != nil {
 		return nil, err
@@ -45,7 +58,7 @@ func StartPostgres(ctx context.Context) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: temp dir: %w", err)
 	}
-	srv, err := startPostgres(ctx, bin, dir)
+	srv, err := startPostgres(ctx, bin, dir, append(slices.Clip(postgresSettings), settings...))
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -77,7 +90,7 @@ func versionOf(bin string) float64 {
 	return v
 }
 
-func startPostgres(ctx context.Context, bin, dir string) (*Server, error) {
+func startPostgres(ctx context.Context, bin, dir string, settings []string) (*Server, error) {
 	// initdb and postgres refuse to run as root: run them as postgres, in
 	// a directory that user owns.
 	var cred *syscall.Credential
@@ -137,7 +150,8 @@ func startPostgres(ctx context.Context, bin, dir string) (*Server, error) {
 	s.Port = port
 	opts := []string{"-c listen_addresses=127.0.0.1", "-p " + strconv.Itoa(port),
 		"-c unix_socket_directories=" + dir}
-	for _, o := range postgresSettings {
+	// A later -c of the same name wins: the caller's settings override.
+	for _, o := range settings {
 		opts = append(opts, "-c "+o)
 	}
 	logFile := filepath.Join(dir, "postgres.log")

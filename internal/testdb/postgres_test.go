@@ -50,3 +50,40 @@ func TestStartPostgres(t *testing.T) {
 		t.Error("wrong password accepted")
 	}
 }
+
+// A caller's settings override the defaults (benchmarks need more
+// connections); the defaults stay what tests get.
+func TestStartPostgresWith(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := StartPostgresWith(ctx, "max_connections 300"); err == nil {
+		t.Error("a setting without = was accepted")
+	}
+	for _, c := range []struct {
+		settings []string
+		want     string
+	}{
+		{nil, "100"},
+		{[]string{"max_connections=250"}, "250"},
+	} {
+		srv, err := StartPostgresWith(ctx, c.settings...)
+		srv = Need(t, srv, err)
+		conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/postgres", srv.User, srv.Password, srv.Host, srv.Port))
+		if err != nil {
+			_ = srv.Stop()
+			t.Fatal(err)
+		}
+		var got, fsync string
+		err = conn.QueryRow(ctx, "SELECT current_setting('max_connections'), current_setting('fsync')").Scan(&got, &fsync)
+		conn.Close(ctx)
+		if err := srv.Stop(); err != nil {
+			t.Error(err)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != c.want || fsync != "off" {
+			t.Errorf("settings %v: max_connections %s, fsync %s; want %s and off", c.settings, got, fsync, c.want)
+		}
+	}
+}

@@ -252,25 +252,38 @@ func tableHashes(t *testing.T, s *testdb.Server, name string) map[string]string 
 }
 
 // TestModesSameContents: one VU, the same seeds and iterations, on three
-// databases built alike, leave identical tables in the three modes: the
+// databases built alike, leave identical tables in the three modes, with
+// the VU's own connection or a shared one (--connections 1): the
 // procedures do what the client does.
 func TestModesSameContents(t *testing.T) {
 	s := need(t)
-	hashes := map[workload.Mode]map[string]string{}
+	// Each mode with the VU's own connection, and taking the one shared
+	// connection for each transaction (--connections 1, the pooled path).
+	type variant struct {
+		name  string
+		mode  workload.Mode
+		extra []string
+	}
+	var variants []variant
 	for _, m := range modes {
-		name := "sledge_same_" + m.String()
+		variants = append(variants, variant{m.String(), m, nil},
+			variant{m.String() + "_pooled", m, []string{"--connections", "1"}})
+	}
+	hashes := map[string]map[string]string{}
+	for _, v := range variants {
+		name := "sledge_same_" + v.name
 		u := freshDB(t, s, name)
 		build(t, u, 5)
-		if _, stderr, code := sledge(t, "run", "--db", u, "--mode", m.String(), "--vus", "1",
-			"--iterations", "300", "--seed", "77", "--json"); code != 0 {
-			t.Fatalf("run %s: exit %d: %s", m, code, stderr)
+		if _, stderr, code := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
+			"--iterations", "300", "--seed", "77", "--json"}, v.extra...)...); code != 0 {
+			t.Fatalf("run %s: exit %d: %s", v.name, code, stderr)
 		}
-		hashes[m] = tableHashes(t, s, name)
+		hashes[v.name] = tableHashes(t, s, name)
 	}
-	for table, want := range hashes[workload.ModeClient] {
-		for _, m := range modes {
-			if got := hashes[m][table]; got != want {
-				t.Errorf("%s differs: %s %s, client %s", table, m, got, want)
+	for table, want := range hashes["client"] {
+		for _, v := range variants {
+			if got := hashes[v.name][table]; got != want {
+				t.Errorf("%s differs: %s %s, client %s", table, v.name, got, want)
 			}
 		}
 	}

@@ -115,19 +115,25 @@ func TestSameContentsInEveryMode(t *testing.T) {
 	type variant struct {
 		name, query string
 		mode        workload.Mode
+		extra       []string
 	}
 	variants := []variant{
-		{"procedure", "", workload.ModeProcedure},
-		{"client", "", workload.ModeClient},
-		{"prepared", "", workload.ModePrepared},
-		{"procedure-calls", "?routines=procedures", workload.ModeProcedure},
+		{"procedure", "", workload.ModeProcedure, nil},
+		{"client", "", workload.ModeClient, nil},
+		{"prepared", "", workload.ModePrepared, nil},
+		{"procedure-calls", "?routines=procedures", workload.ModeProcedure, nil},
+	}
+	// The same with the VU taking the one shared connection for each
+	// transaction (--connections 1): the pooled path, in every mode.
+	for _, v := range variants {
+		variants = append(variants, variant{v.name + "-pooled", v.query, v.mode, []string{"--connections", "1"}})
 	}
 	hashes := map[string]map[string]string{}
 	for _, v := range variants {
 		name := freshDB(t)
 		u := tcpURL(s, name) + v.query
-		code, _, stderr := sledge(t, "run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
-			"--iterations", "300", "--seed", "7", "--json")
+		code, _, stderr := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
+			"--iterations", "300", "--seed", "7", "--json"}, v.extra...)...)
 		if code != 0 {
 			t.Fatalf("%s: exit %d: %s", v.name, code, stderr)
 		}
