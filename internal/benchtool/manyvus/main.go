@@ -29,6 +29,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 	"io"
 	"math"
 	"os"
@@ -194,7 +195,7 @@ func run(ctx context.Context, o options) error {
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "bin", "sledge")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/sledge")
-	build.Dir = moduleRoot()
+	build.Dir = child.ModuleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %v\n%s", err, out)
 	}
@@ -267,7 +268,7 @@ func runOnce(ctx context.Context, bin string, env []string, url, password string
 	if o.mode != "" {
 		args = append(args, "--mode", o.mode)
 	}
-	shown := redactArgs(args, password)
+	shown := child.RedactArgs(args, password)
 	fmt.Printf("\nmanyvus: sledge %s\n", strings.Join(shown, " "))
 	cmd := exec.Command(bin, args...)
 	// The live heap after each collection, beside RSS.
@@ -295,9 +296,9 @@ func runOnce(ctx context.Context, bin string, env []string, url, password string
 		for sc.Scan() {
 			line := sc.Text()
 			mu.Lock()
-			if tps, ok := progressTPS(line); ok {
+			if tps, ok := child.ProgressTPS(line); ok {
 				lastTPS = tps
-			} else if live, ok := gcLive(line); ok {
+			} else if live, ok := child.GCLive(line); ok {
 				heapMB = live
 				heapMax = max(heapMax, live)
 			} else {
@@ -322,7 +323,7 @@ func runOnce(ctx context.Context, bin string, env []string, url, password string
 	fmt.Printf("\n| elapsed | RSS MiB | peak (VmHWM) MiB | live heap MB | threads | sledge CPU %% of a core | tps (last -P line) |\n|---|---|---|---|---|---|---|\n")
 	lastTicks, lastAt := int64(-1), time.Duration(0)
 	record := func() {
-		st, err := procStatus(pid)
+		st, err := child.ProcStatus(pid)
 		if err != nil {
 			return // the process is ending
 		}
@@ -336,19 +337,19 @@ func runOnce(ctx context.Context, bin string, env []string, url, password string
 			lastTicks, lastAt = ticks, at
 		}
 		mu.Lock()
-		s := sample{at: at, rssKB: st.rssKB, hwmKB: st.hwmKB, threads: st.threads, cpuPct: cpu, heapMB: heapMB, tps: lastTPS}
+		s := sample{at: at, rssKB: st.RSSKB, hwmKB: st.HWMKB, threads: st.Threads, cpuPct: cpu, heapMB: heapMB, tps: lastTPS}
 		mu.Unlock()
 		m.samples = append(m.samples, s)
-		m.peakKB = max(m.peakKB, st.hwmKB)
-		if st.rssKB > m.sampledKB {
-			m.sampledKB, m.sampledAt, m.threads = st.rssKB, at, st.threads
+		m.peakKB = max(m.peakKB, st.HWMKB)
+		if st.RSSKB > m.sampledKB {
+			m.sampledKB, m.sampledAt, m.threads = st.RSSKB, at, st.Threads
 		}
 		cpuText := "-"
 		if !math.IsNaN(cpu) {
 			cpuText = fmt.Sprintf("%.1f", cpu)
 		}
-		fmt.Printf("| %s | %.1f | %.1f | %d | %d | %s | %s |\n", clock(at), float64(st.rssKB)/1024, float64(st.hwmKB)/1024,
-			s.heapMB, st.threads, cpuText, s.tps)
+		fmt.Printf("| %s | %.1f | %.1f | %d | %d | %s | %s |\n", child.Clock(at), float64(st.RSSKB)/1024, float64(st.HWMKB)/1024,
+			s.heapMB, st.Threads, cpuText, s.tps)
 	}
 	var runErr error
 loop:
@@ -397,7 +398,7 @@ func report(m *measured, o options, ceiling float64) {
 	}
 	rss := float64(m.peakKB) / 1024
 	fmt.Printf("peak RSS: %.1f MiB (VmHWM); highest sample %.1f MiB at %s with %d threads; live heap at most %d MB; goal < %.0f MiB: %s\n",
-		rss, float64(m.sampledKB)/1024, clock(m.sampledAt), m.threads, m.heapMaxMB, o.maxRSSMiB, goal(rss < o.maxRSSMiB))
+		rss, float64(m.sampledKB)/1024, child.Clock(m.sampledAt), m.threads, m.heapMaxMB, o.maxRSSMiB, goal(rss < o.maxRSSMiB))
 	if r.PerTxn != nil && r.MeasuredS > 0 {
 		cpuS := r.PerTxn.ClientCPUUs * float64(r.Total.Count) / 1e6
 		pct := cpuS / r.MeasuredS * 100
@@ -425,43 +426,6 @@ func report(m *measured, o options, ceiling float64) {
 			fmt.Printf("neword p90 %.2f ms (latency includes the connection wait); all types p90 %.2f ms, max %.1f ms\n", t.P90Ms, r.Total.P90Ms, r.Total.MaxMs)
 		}
 	}
-}
-
-type status struct {
-	rssKB, hwmKB, threads int64
-}
-
-// procStatus reads VmRSS, VmHWM (KB) and Threads from /proc/<pid>/status.
-func procStatus(pid int) (status, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return status{}, err
-	}
-	var s status
-	found := false
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		n, _ := strconv.ParseInt(f[0], 10, 64)
-		switch k {
-		case "VmRSS":
-			s.rssKB, found = n, true
-		case "VmHWM":
-			s.hwmKB = n
-		case "Threads":
-			s.threads = n
-		}
-	}
-	if !found {
-		return status{}, errors.New("no VmRSS (a zombie?)")
-	}
-	return s, nil
 }
 
 // clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
@@ -493,47 +457,7 @@ func procTicks(pid int) (int64, error) {
 	return u + st, nil
 }
 
-// progressTPS returns the rate of a -P line ("progress: 5.0 s, 1234.5 tps, …").
-func progressTPS(line string) (string, bool) {
-	if !strings.HasPrefix(line, "progress: ") {
-		return "", false
-	}
-	parts := strings.Split(line, ", ")
-	if len(parts) < 2 {
-		return "", false
-	}
-	return strings.TrimSpace(parts[1]), true
-}
-
-// gcLive returns the live heap in MB of a GODEBUG=gctrace=1 line
-// ("gc 12 @3.4s 2%: …, 4->5->3 MB, 6 MB goal, …"): the third figure.
-func gcLive(line string) (int64, bool) {
-	if !strings.HasPrefix(line, "gc ") {
-		return 0, false
-	}
-	for _, part := range strings.Split(line, ", ") {
-		if f, ok := strings.CutSuffix(part, " MB"); ok && strings.Count(f, "->") == 2 {
-			n, err := strconv.ParseInt(f[strings.LastIndex(f, ">")+1:], 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
 func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }
-
-func clock(d time.Duration) string {
-	d = d.Round(time.Second)
-	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-func redactArgs(args []string, password string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = strings.ReplaceAll(a, password, "REDACTED")
-	}
-	return out
-}
 
 // hostLine names the machine: CPUs and load, which the figures depend on.
 func hostLine() string {
@@ -544,17 +468,4 @@ func hostLine() string {
 		l = strings.Join(f[:3], " ")
 	}
 	return fmt.Sprintf("host: %d CPUs, load average %s", runtime.NumCPU(), l)
-}
-
-// moduleRoot is the directory of go.mod, so that the tool works from any
-// directory of the checkout.
-func moduleRoot() string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "."
-	}
-	if p := strings.TrimSpace(string(out)); p != "" && p != os.DevNull {
-		return filepath.Dir(p)
-	}
-	return "."
 }

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 	"io"
 	"os"
 	"os/exec"
@@ -93,7 +94,7 @@ func run(ctx context.Context, o options) (bool, error) {
 	// makes sledge create dir/sledge.
 	bin := filepath.Join(dir, "bin", "sledge")
 	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/sledge")
-	build.Dir = moduleRoot()
+	build.Dir = child.ModuleRoot()
 	if out, err := build.CombinedOutput(); err != nil {
 		return false, fmt.Errorf("go build: %v\n%s", err, out)
 	}
@@ -137,7 +138,7 @@ func run(ctx context.Context, o options) (bool, error) {
 	if o.mode != "" {
 		args = append(args, "--mode", o.mode)
 	}
-	fmt.Printf("soak: sledge %s\n", strings.Join(redactArgs(args, srv.Password), " "))
+	fmt.Printf("soak: sledge %s\n", strings.Join(child.RedactArgs(args, srv.Password), " "))
 	cmd := exec.Command(bin, args...)
 	// The runtime's GC trace gives the live heap after each collection: RSS
 	// can grow while the heap does not (pages of memory allocated up front,
@@ -168,9 +169,9 @@ func run(ctx context.Context, o options) (bool, error) {
 		for sc.Scan() {
 			line := sc.Text()
 			mu.Lock()
-			if tps, ok := progressTPS(line); ok {
+			if tps, ok := child.ProgressTPS(line); ok {
 				lastTPS = tps
-			} else if live, ok := gcLive(line); ok {
+			} else if live, ok := child.GCLive(line); ok {
 				heapMB = live
 				gcs++
 			} else {
@@ -194,15 +195,15 @@ func run(ctx context.Context, o options) (bool, error) {
 	defer tick.Stop()
 	fmt.Printf("\n| elapsed | RSS MiB | RSS KB | live heap MB (last GC) | GCs | threads | tps (last -P line) |\n|---|---|---|---|---|---|---|\n")
 	record := func() {
-		rss, threads, err := procStatus(pid)
+		st, err := child.ProcStatus(pid)
 		if err != nil {
 			return // the process is ending
 		}
 		mu.Lock()
-		s := sample{at: time.Since(start), rssKB: rss, threads: threads, tps: lastTPS, heapMB: heapMB, gcs: gcs}
+		s := sample{at: time.Since(start), rssKB: st.RSSKB, threads: st.Threads, tps: lastTPS, heapMB: heapMB, gcs: gcs}
 		mu.Unlock()
 		samples = append(samples, s)
-		fmt.Printf("| %s | %.1f | %d | %d | %d | %d | %s |\n", clock(s.at), float64(rss)/1024, rss, s.heapMB, s.gcs, threads, s.tps)
+		fmt.Printf("| %s | %.1f | %d | %d | %d | %d | %s |\n", child.Clock(s.at), float64(s.rssKB)/1024, s.rssKB, s.heapMB, s.gcs, s.threads, s.tps)
 	}
 	var runErr error
 loop:
@@ -267,7 +268,7 @@ func report(samples []sample, o options) bool {
 	peakGrowth := float64(peak.rssKB-base.rssKB) / float64(base.rssKB) * 100
 	slope := slopeKBPerMin(after)
 	fmt.Printf("\nRSS after warm-up (%s): %d KB; at the end (%s): %d KB; peak after warm-up %d KB at %s\n",
-		clock(base.at), base.rssKB, clock(end.at), end.rssKB, peak.rssKB, clock(peak.at))
+		child.Clock(base.at), base.rssKB, child.Clock(end.at), end.rssKB, peak.rssKB, child.Clock(peak.at))
 	fmt.Printf("growth after warm-up: %+.1f%% (%+.0f KB/min end to end over %.1f min; least-squares slope %+.0f KB/min); peak %+.1f%%\n",
 		growth, float64(end.rssKB-base.rssKB)/minutes, minutes, slope, peakGrowth)
 	if base.heapMB >= 0 && end.heapMB >= 0 {
@@ -302,87 +303,4 @@ func slopeKBPerMin(s []sample) float64 {
 		return 0
 	}
 	return (n*sxy - sx*sy) / d
-}
-
-// procStatus reads VmRSS (KB) and Threads from /proc/<pid>/status.
-func procStatus(pid int) (rssKB, threads int64, err error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, 0, err
-	}
-	found := false
-	for _, line := range strings.Split(string(b), "\n") {
-		k, v, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		f := strings.Fields(v)
-		if len(f) == 0 {
-			continue
-		}
-		switch k {
-		case "VmRSS":
-			rssKB, err = strconv.ParseInt(f[0], 10, 64)
-			found = err == nil
-		case "Threads":
-			threads, _ = strconv.ParseInt(f[0], 10, 64)
-		}
-	}
-	if !found {
-		return 0, 0, errors.New("no VmRSS (a zombie?)")
-	}
-	return rssKB, threads, nil
-}
-
-// progressTPS returns the rate of a -P line ("progress: 5.0 s, 1234.5 tps, …").
-func progressTPS(line string) (string, bool) {
-	if !strings.HasPrefix(line, "progress: ") {
-		return "", false
-	}
-	parts := strings.Split(line, ", ")
-	if len(parts) < 2 {
-		return "", false
-	}
-	return strings.TrimSpace(parts[1]), true
-}
-
-// gcLive returns the live heap in MB of a GODEBUG=gctrace=1 line
-// ("gc 12 @3.4s 2%: …, 4->5->3 MB, 6 MB goal, …"): the third figure.
-func gcLive(line string) (int64, bool) {
-	if !strings.HasPrefix(line, "gc ") {
-		return 0, false
-	}
-	for _, part := range strings.Split(line, ", ") {
-		if f, ok := strings.CutSuffix(part, " MB"); ok && strings.Count(f, "->") == 2 {
-			n, err := strconv.ParseInt(f[strings.LastIndex(f, ">")+1:], 10, 64)
-			return n, err == nil
-		}
-	}
-	return 0, false
-}
-
-func clock(d time.Duration) string {
-	d = d.Round(time.Second)
-	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
-}
-
-func redactArgs(args []string, password string) []string {
-	out := make([]string, len(args))
-	for i, a := range args {
-		out[i] = strings.ReplaceAll(a, password, "REDACTED")
-	}
-	return out
-}
-
-// moduleRoot is the directory of go.mod, so that the tool works from any
-// directory of the checkout.
-func moduleRoot() string {
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "."
-	}
-	if p := strings.TrimSpace(string(out)); p != "" && p != os.DevNull {
-		return filepath.Dir(p)
-	}
-	return "."
 }

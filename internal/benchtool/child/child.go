@@ -1,0 +1,108 @@
+// Package child holds what the benchmark tools (soak, manyvus) need to
+// watch the sledge process they start: its memory and threads from /proc,
+// its -P progress and GODEBUG=gctrace lines, and how to print its command.
+package child
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Status is what /proc/<pid>/status says of a process's memory and threads.
+type Status struct {
+	RSSKB, HWMKB, Threads int64 // VmRSS, VmHWM (KB), Threads
+}
+
+// ProcStatus reads pid's Status.
+func ProcStatus(pid int) (Status, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return Status{}, err
+	}
+	var s Status
+	found := false
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(v)
+		if len(f) == 0 {
+			continue
+		}
+		n, _ := strconv.ParseInt(f[0], 10, 64)
+		switch k {
+		case "VmRSS":
+			s.RSSKB, found = n, true
+		case "VmHWM":
+			s.HWMKB = n
+		case "Threads":
+			s.Threads = n
+		}
+	}
+	if !found {
+		return Status{}, errors.New("no VmRSS (a zombie?)")
+	}
+	return s, nil
+}
+
+// ProgressTPS returns the rate of a -P line ("progress: 5.0 s, 1234.5 tps, …").
+func ProgressTPS(line string) (string, bool) {
+	if !strings.HasPrefix(line, "progress: ") {
+		return "", false
+	}
+	parts := strings.Split(line, ", ")
+	if len(parts) < 2 {
+		return "", false
+	}
+	return strings.TrimSpace(parts[1]), true
+}
+
+// GCLive returns the live heap in MB of a GODEBUG=gctrace=1 line
+// ("gc 12 @3.4s 2%: …, 4->5->3 MB, 6 MB goal, …"): the third figure.
+func GCLive(line string) (int64, bool) {
+	if !strings.HasPrefix(line, "gc ") {
+		return 0, false
+	}
+	for _, part := range strings.Split(line, ", ") {
+		if f, ok := strings.CutSuffix(part, " MB"); ok && strings.Count(f, "->") == 2 {
+			n, err := strconv.ParseInt(f[strings.LastIndex(f, ">")+1:], 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// Clock prints d as m:ss.
+func Clock(d time.Duration) string {
+	d = d.Round(time.Second)
+	return fmt.Sprintf("%d:%02d", int(d.Minutes()), int(d.Seconds())%60)
+}
+
+// RedactArgs returns args with password replaced, for printing a command.
+func RedactArgs(args []string, password string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = strings.ReplaceAll(a, password, "REDACTED")
+	}
+	return out
+}
+
+// ModuleRoot is the directory of go.mod, so that a tool works from any
+// directory of the checkout.
+func ModuleRoot() string {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "."
+	}
+	if p := strings.TrimSpace(string(out)); p != "" && p != os.DevNull {
+		return filepath.Dir(p)
+	}
+	return "."
+}
