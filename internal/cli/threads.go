@@ -52,12 +52,13 @@ func clientThreads(conns int, dbURL string, getenv func(string) string) (undo fu
 }
 
 // otherIO reports whether the URL asks for another way of waiting than the
-// default (io=syscall, io=poller): then the run leaves threads alone.
+// default (io=syscall, io=poller): then the run leaves threads alone. The
+// option is read as the database packages read it (db.IOOption).
 func otherIO(dbURL string) bool {
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		return false
 	}
-	io := u.Query().Get("io")
-	return io != "" && io != "blocking"
+	m, err := db.IOOption(u.Query(), "")
+	return err == nil && m != db.IOBlocking
 }
