@@ -550,12 +550,16 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 		if len(modes) == 0 {
 			// The default: every mode this database supports.
 			for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared} {
-				if d.Supports(w.Name(), m) == nil {
+				if d.Supports(w.Name(), m) == nil && workload.CheckMode(w, m) == nil {
 					modes = append(modes, m)
 				}
 			}
 		}
 		for _, m := range modes {
+			if err := workload.CheckMode(w, m); err != nil {
+				_ = d.Close()
+				return nil, db.Info{}, usageErr("--modes %s: %v", m, err)
+			}
 			if err := d.Supports(w.Name(), m); err != nil {
 				_ = d.Close()
 				return nil, db.Info{}, usageErr("--modes %s: %v", m, err)

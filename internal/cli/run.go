@@ -224,6 +224,11 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if o.stopTimeout == 0 {
 		return usageErr("--stop-timeout must be positive: nothing in sledge waits forever")
 	}
+	if mode != 0 {
+		if err := workload.CheckMode(w, mode); err != nil {
+			return usageErr("%v", err)
+		}
+	}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
 	}

@@ -31,9 +31,24 @@ const (
 	// statement with bound parameters, prepared once per connection. Parsing
 	// is paid once; round trips are the same as ModeClient.
 	ModePrepared
-	// ModePipeline batches client statements into as few round trips as their
-	// dependencies allow. Reserved: no database implements it yet.
+	// ModePipeline sends the client's statements without waiting for each
+	// answer: every statement whose inputs do not depend on an earlier
+	// result joins one group, sent as one round trip (PostgreSQL: extended
+	// protocol pipeline with one Sync per group; MariaDB: one multi-statement
+	// text). Statements are the same as ModePrepared's.
 	ModePipeline
+	// ModeBatched sends set-oriented client SQL, as go-tpc and careful
+	// applications write it: one statement reads or writes the rows of
+	// every order line (IN lists, multi-row INSERT, one UPDATE for many
+	// rows), prepared once per connection. Fewer statements and round trips
+	// than ModePrepared, with the logic still in the client.
+	ModeBatched
+	// ModeBlock sends each transaction's logic as one anonymous block with
+	// the inputs written in as literals (MariaDB BEGIN NOT ATOMIC … END,
+	// PostgreSQL DO): one round trip like ModeProcedure, but the server
+	// parses and compiles the code every time. The block is the procedure's
+	// own body, so the two differ only in that caching.
+	ModeBlock
 )
 
 var modeNames = map[Mode]string{
@@ -41,6 +56,8 @@ var modeNames = map[Mode]string{
 	ModeClient:    "client",
 	ModePrepared:  "prepared",
 	ModePipeline:  "pipeline",
+	ModeBatched:   "batched",
+	ModeBlock:     "block",
 }
 
 func (m Mode) String() string {
@@ -50,21 +67,52 @@ func (m Mode) String() string {
 	return fmt.Sprintf("mode(%d)", int(m))
 }
 
-// Modes lists the modes that run, in documentation order. ModePipeline is
-// reserved (issue 13) and not advertised until a database runs it.
-func Modes() []Mode { return []Mode{ModeProcedure, ModeClient, ModePrepared} }
+// Modes lists every mode, in documentation order: the three of old first
+// (compare's default matrix), then those issue 13 added.
+func Modes() []Mode {
+	return []Mode{ModeProcedure, ModeClient, ModePrepared, ModeBatched, ModePipeline, ModeBlock}
+}
 
-// ParseMode turns a --mode value into a Mode that runs.
-func ParseMode(s string) (Mode, error) {
-	if strings.EqualFold(s, modeNames[ModePipeline]) {
-		return 0, fmt.Errorf("--mode pipeline does not run yet: use procedure, client or prepared")
+// ModeList is the modes' names for messages: "procedure, client, …".
+func ModeList() string {
+	var b strings.Builder
+	for i, m := range Modes() {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(m.String())
 	}
+	return b.String()
+}
+
+// ProcedureLike reports whether m runs a whole transaction in one call of
+// a "<tx>.call" statement: the workload's logic is in the server.
+func (m Mode) ProcedureLike() bool { return m == ModeProcedure || m == ModeBlock }
+
+// ParseMode turns a --mode value into a Mode.
+func ParseMode(s string) (Mode, error) {
 	for _, m := range Modes() {
 		if strings.EqualFold(s, modeNames[m]) {
 			return m, nil
 		}
 	}
-	return 0, fmt.Errorf("unknown mode %q: use procedure, client or prepared", s)
+	return 0, fmt.Errorf("unknown mode %q: use %s", s, ModeList())
+}
+
+// ModeChecker is implemented by workloads that run only some modes (TPC-B
+// has no set-oriented form for ModeBatched). SupportsMode's error is the
+// one line the user sees.
+type ModeChecker interface {
+	SupportsMode(m Mode) error
+}
+
+// CheckMode is w's own answer on m: nil unless w is a ModeChecker that
+// refuses it.
+func CheckMode(w Workload, m Mode) error {
+	if mc, ok := w.(ModeChecker); ok {
+		return mc.SupportsMode(m)
+	}
+	return nil
 }
 
 // Expected outcomes of a transaction, matched with errors.Is.

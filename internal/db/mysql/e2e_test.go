@@ -321,7 +321,7 @@ func TestBadInput(t *testing.T) {
 		{"procedures dropped", []string{"run", "--db", noProcs, "--mode", "procedure", "--iterations", "1"},
 			"the tpcc procedures are missing in sledge_noprocs: run `sledge drop` and `sledge build` again"},
 		{"pipeline", []string{"run", "--db", empty, "--mode", "pipeline", "--iterations", "1"},
-			"--mode pipeline does not run yet: use procedure, client or prepared"},
+			"mysql: --mode pipeline is being built (issue 13)"},
 		{"unknown parameter", []string{"run", "--db", empty + "?fast=1"},
 			"mysql URL: unknown parameter fast"},
 	} {

@@ -229,7 +229,7 @@ func TestCLIBadInput(t *testing.T) {
 		{"procedures missing their functions", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=procedures", "--iterations", "1"},
 			[]string{"routines=procedures", "function neword"}},
 		{"pipeline", []string{"run", "--db", tcpURL(s, noRoutines), "--mode", "pipeline", "--iterations", "1"},
-			[]string{"--mode pipeline does not run yet: use procedure, client or prepared"}},
+			[]string{"postgres: --mode pipeline is being built (issue 13)"}},
 		{"bad routines", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=both", "--iterations", "1"},
 			[]string{"use functions or procedures"}},
 	}

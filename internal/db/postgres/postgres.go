@@ -339,10 +339,10 @@ func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
 	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
 		return nil
-	case workload.ModePipeline:
-		return errors.New("pipeline mode is not implemented yet; use procedure, client or prepared")
+	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
+		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client or prepared", m)
 	}
-	return fmt.Errorf("postgres: unknown mode %v; use procedure, client or prepared", m)
+	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
 }
 
 // DefaultMode is procedure: the transaction runs inside the server, as

@@ -329,12 +329,16 @@ func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
 	case workload.ModeClient, workload.ModePrepared:
 		return nil
+	case workload.ModeBatched:
+		return errors.New("sqlite: --mode batched is being built (issue 13); use --mode client or prepared")
 	case workload.ModeProcedure:
 		return errors.New("sqlite has no stored procedures; use --mode client or prepared")
 	case workload.ModePipeline:
-		return errors.New("sqlite has no pipeline mode: in-process SQL has no round trips to batch; use --mode client or prepared")
+		return errors.New("sqlite has no pipeline mode: in-process SQL has no round trips to save; use --mode client or prepared")
+	case workload.ModeBlock:
+		return errors.New("sqlite has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared")
 	}
-	return fmt.Errorf("sqlite: unknown mode %v; use --mode client or prepared", m)
+	return fmt.Errorf("sqlite: unknown mode %v; use --mode client, prepared or batched", m)
 }
 
 // DefaultMode is prepared: what an application embedding SQLite does.

@@ -222,7 +222,8 @@ func TestSupports(t *testing.T) {
 		{workload.ModeClient, ""},
 		{workload.ModePrepared, ""},
 		{workload.ModeProcedure, "sqlite has no stored procedures; use --mode client or prepared"},
-		{workload.ModePipeline, "sqlite has no pipeline mode: in-process SQL has no round trips to batch; use --mode client or prepared"},
+		{workload.ModePipeline, "sqlite has no pipeline mode: in-process SQL has no round trips to save; use --mode client or prepared"},
+		{workload.ModeBlock, "sqlite has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.m.String(), func(t *testing.T) {

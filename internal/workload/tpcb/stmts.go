@@ -1,6 +1,10 @@
 package tpcb
 
-import "github.com/sledge-bench/sledge/internal/workload"
+import (
+	"errors"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
 
 // Statement names. The text of each lives only in the database packages
 // (sql/tpcb/statements.sql and checks.sql); this file is the contract those
@@ -92,11 +96,20 @@ func checkStatements() []string {
 // select-only's SELECT), tpcb.scale and the checks.
 func (w *Workload) Statements(m workload.Mode) []string {
 	var out []string
-	if m == workload.ModeProcedure {
+	if m.ProcedureLike() {
 		out = []string{stmtTPCBLikeCall, stmtSimpleUpdateCall, stmtAccountSelect}
 	} else {
 		out = clientStatements()
 	}
 	out = append(out, stmtScale)
 	return append(out, checkStatements()...)
+}
+
+// SupportsMode refuses batched mode: each of the builtins' statements
+// touches one row of its own table, so there is no set to batch.
+func (w *Workload) SupportsMode(m workload.Mode) error {
+	if m == workload.ModeBatched {
+		return errors.New("tpcb: --mode batched has no set-oriented form here (each statement touches one row of its own table); use prepared or pipeline")
+	}
+	return nil
 }

@@ -114,7 +114,7 @@ func (t *txn) Run(ctx context.Context, c workload.Conn) error {
 		}
 		return nil
 	}
-	if c.Mode() == workload.ModeProcedure {
+	if c.Mode().ProcedureLike() {
 		call := stmtTPCBLikeCall
 		if t.b == SimpleUpdate {
 			call = stmtSimpleUpdateCall

@@ -25,8 +25,14 @@ func (t *delivery) Skipped() int { return t.skipped }
 // Run runs the transaction: one call in procedure mode, else the §2.7.4.2
 // profile for each district inside one database transaction.
 func (t *delivery) Run(ctx context.Context, c workload.Conn) error {
-	if c.Mode() == workload.ModeProcedure {
+	if c.Mode().ProcedureLike() {
 		return t.call(ctx, c)
+	}
+	switch c.Mode() {
+	case workload.ModeBatched:
+		return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error { return t.batched(ctx, c) })
+	case workload.ModePipeline:
+		return t.pipelined(ctx, c)
 	}
 	return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error { return t.run(ctx, c) })
 }

@@ -37,8 +37,14 @@ func (t *newOrder) Kind() int { return kindNewOrder }
 // Run runs the transaction: one call in procedure mode, else the §2.4.2.2
 // profile statement by statement inside one database transaction.
 func (t *newOrder) Run(ctx context.Context, c workload.Conn) error {
-	if c.Mode() == workload.ModeProcedure {
+	if c.Mode().ProcedureLike() {
 		return t.call(ctx, c)
+	}
+	switch c.Mode() {
+	case workload.ModeBatched:
+		return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error { return t.batched(ctx, c) })
+	case workload.ModePipeline:
+		return t.pipelined(ctx, c)
 	}
 	return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error { return t.run(ctx, c) })
 }

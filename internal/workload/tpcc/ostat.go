@@ -29,8 +29,14 @@ func (t *orderStatus) Kind() int { return kindOrderStatus }
 // profile inside one read-only database transaction, which keeps it
 // serializable against New-Order (isolation tests 1, 2 and 9).
 func (t *orderStatus) Run(ctx context.Context, c workload.Conn) error {
-	if c.Mode() == workload.ModeProcedure {
+	if c.Mode().ProcedureLike() {
 		return t.call(ctx, c)
+	}
+	switch c.Mode() {
+	case workload.ModeBatched:
+		return c.InTx(ctx, workload.TxOptions{ReadOnly: true}, func(ctx context.Context) error { return t.batched(ctx, c) })
+	case workload.ModePipeline:
+		return t.pipelined(ctx, c)
 	}
 	return c.InTx(ctx, workload.TxOptions{ReadOnly: true}, func(ctx context.Context) error { return t.run(ctx, c) })
 }

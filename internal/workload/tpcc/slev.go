@@ -20,11 +20,17 @@ func (t *stockLevel) Kind() int { return kindStockLevel }
 // profile inside one read-only database transaction (§2.8.2.3 only asks for
 // committed data; one transaction gives that and a consistent snapshot).
 func (t *stockLevel) Run(ctx context.Context, c workload.Conn) error {
-	if c.Mode() == workload.ModeProcedure {
+	if c.Mode().ProcedureLike() {
 		if err := c.QueryRow(ctx, stmtSLCall, t.w, t.d, t.threshold).Scan(&t.low); err != nil {
 			return fmt.Errorf("slev: call w=%d d=%d: %w", t.w, t.d, err)
 		}
 		return nil
+	}
+	switch c.Mode() {
+	case workload.ModeBatched:
+		return c.InTx(ctx, workload.TxOptions{ReadOnly: true}, func(ctx context.Context) error { return t.batched(ctx, c) })
+	case workload.ModePipeline:
+		return t.pipelined(ctx, c)
 	}
 	return c.InTx(ctx, workload.TxOptions{ReadOnly: true}, func(ctx context.Context) error { return t.run(ctx, c) })
 }

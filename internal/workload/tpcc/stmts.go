@@ -192,9 +192,12 @@ func checkStatements() []string {
 // meta.get, tpcc.nopm and the checks.
 func (w *Workload) Statements(m workload.Mode) []string {
 	var out []string
-	if m == workload.ModeProcedure {
+	switch {
+	case m.ProcedureLike():
 		out = procedureStatements()
-	} else {
+	case m == workload.ModeBatched:
+		out = batchedStatements()
+	default:
 		out = clientStatements()
 	}
 	out = append(out, stmtMetaGet, stmtNOPM)

@@ -52,7 +52,7 @@ func TestStatementsPerMode(t *testing.T) {
 					calls++
 				}
 			}
-			if m == workload.ModeProcedure {
+			if m.ProcedureLike() {
 				if calls != 5 || slices.Contains(got, stmtNOItem) {
 					t.Errorf("procedure mode: %d calls, client statements present: %v", calls, got)
 				}
