@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -70,6 +70,13 @@ bench-tpm: servers
 ## it the build. Not part of test.
 bench-vus: servers
 	nice -n 10 $(GO) run ./internal/benchtool/manyvus -vus 10000 -connections 200 -warehouses 100 -rampup 2m -duration 5m
+
+# sledge's TPC-C modes against go-tpc (built from its source with the Go
+# toolchain) on the same private PostgreSQL and MariaDB servers: 4
+# warehouses, 4 threads/VUs, 3 alternating rounds of 60 s, NOPM from the
+# database for both (docs/modes.md, docs/benchmarks.md). About 40 minutes.
+bench-gotpc: servers
+	nice -n 5 $(GO) run ./internal/benchtool/vsgotpc -dbs postgres,mariadb -warehouses 4 -threads 4 -rounds 3 -T 60s
 
 # Go benchmarks with allocations: the engine's VU loop, each database's
 # transaction loop in each mode (BenchmarkTxLoop, private servers), drivers.

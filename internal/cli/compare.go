@@ -112,7 +112,7 @@ run" does), starts no other, and prints the table of what was measured
 	fs := cmd.Flags()
 	// The options a run has too take the same spellings and values as in
 	// run (docs/compare.md): -c, -T, -t, -P, plain seconds, --mode.
-	fs.StringVar(&o.modes, "modes", "", "comma-separated modes (default: every mode the database supports of procedure, client, prepared); also --mode")
+	fs.StringVar(&o.modes, "modes", "", "comma-separated modes, or all: every mode the database and workload support (default: those of procedure, client, prepared); also --mode")
 	fs.StringVar(&o.transports, "transports", "", "comma-separated transports, tcp and unix (default: the --db URL's)")
 	fs.StringVarP(&o.vus, "vus", "c", "1,2,4,8", "comma-separated virtual user counts, each with its own connection unless --connections (pgbench -c)")
 	fs.IntVar(&o.connections, "connections", 0, "connections shared by each cell's virtual users, as in run; at most the smallest --vus; 0: one per virtual user")
@@ -530,7 +530,11 @@ func hostPort(host, port string) string {
 func validateMatrix(ctx context.Context, w workload.Workload, urls []transportURL, o *compareOpts) ([]workload.Mode, db.Info, error) {
 	var modes []workload.Mode
 	seen := map[workload.Mode]bool{}
+	all := strings.EqualFold(strings.TrimSpace(o.modes), "all")
 	for _, s := range splitList(o.modes) {
+		if all {
+			break
+		}
 		m, err := workload.ParseMode(s)
 		if err != nil {
 			return nil, db.Info{}, usageErr("--modes: %v", err)
@@ -548,8 +552,13 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 			return nil, db.Info{}, err
 		}
 		if len(modes) == 0 {
-			// The default: every mode this database supports.
-			for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared} {
+			// The default: every mode this database supports of the three
+			// of old; with --modes all, of every mode.
+			candidates := []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared}
+			if all {
+				candidates = workload.Modes()
+			}
+			for _, m := range candidates {
 				if d.Supports(w.Name(), m) == nil && workload.CheckMode(w, m) == nil {
 					modes = append(modes, m)
 				}

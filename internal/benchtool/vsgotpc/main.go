@@ -1,0 +1,306 @@
+// Command vsgotpc measures sledge's TPC-C modes against go-tpc (make
+// bench-gotpc), side by side on the same private PostgreSQL and MariaDB
+// servers: the same warehouses and threads, the same duration, alternating
+// the order every round. Both tools' NOPM comes from the database itself
+// (Σ d_next_o_id before and after each run, in each tool's own database),
+// so the two figures have one definition: committed New-Orders per minute.
+// go-tpc's own tpmC counts the 1% rolled-back New-Orders too and is only
+// printed next to it. Client CPU per New-Order is each process's user +
+// system time as the kernel reports it to the parent. Load goes only to
+// 127.0.0.1.
+//
+// go-tpc is built from its source with the Go toolchain (go install of a
+// tagged release from the module proxy) unless -gotpc names a binary.
+package main
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
+	"github.com/sledge-bench/sledge/internal/testdb"
+)
+
+// gotpcVersion is the go-tpc release built when -gotpc is not given: the
+// newest tag the module proxy serves.
+const gotpcVersion = "v1.0.9"
+
+func main() {
+	dbs := flag.String("dbs", "postgres,mariadb", "databases to measure on")
+	warehouses := flag.Int("warehouses", 4, "warehouses (both tools)")
+	threads := flag.Int("threads", 4, "go-tpc threads = sledge virtual users")
+	rounds := flag.Int("rounds", 3, "rounds; every tool runs once per round, in alternating order")
+	duration := flag.Duration("T", 60*time.Second, "duration of each run")
+	modes := flag.String("modes", "prepared,batched,pipeline,procedure,block", "sledge modes to run")
+	gotpc := flag.String("gotpc", "", "go-tpc binary (default: go install github.com/pingcap/go-tpc/cmd/go-tpc@"+gotpcVersion+")")
+	flag.Parse()
+	if err := run(*dbs, *warehouses, *threads, *rounds, *duration, strings.Split(*modes, ","), *gotpc); err != nil {
+		fmt.Fprintln(os.Stderr, "vsgotpc:", err)
+		os.Exit(1)
+	}
+}
+
+// sample is one run of one tool.
+type sample struct {
+	nopm  float64 // from the database
+	own   float64 // the tool's own figure (go-tpc tpmC, sledge nopm)
+	cpuUs float64 // client CPU per committed New-Order, µs
+}
+
+func run(dbs string, warehouses, threads, rounds int, d time.Duration, modes []string, gotpc string) error {
+	// Ctrl-C or SIGTERM ends the running tool and still stops the servers.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir, err := os.MkdirTemp("", "sledge-vsgotpc-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	root := child.ModuleRoot()
+	bin := filepath.Join(dir, "sledge")
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/sledge")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	if gotpc == "" {
+		inst := exec.CommandContext(ctx, "go", "install", "github.com/pingcap/go-tpc/cmd/go-tpc@"+gotpcVersion)
+		inst.Env = append(os.Environ(), "GOBIN="+dir, "GOFLAGS=-buildvcs=false")
+		inst.Dir = dir
+		if out, err := inst.CombinedOutput(); err != nil {
+			return fmt.Errorf("build go-tpc %s: %v\n%s", gotpcVersion, err, out)
+		}
+		gotpc = filepath.Join(dir, "go-tpc")
+		fmt.Printf("go-tpc %s built from source with %s\n", gotpcVersion, goVersion())
+	}
+	for _, kind := range strings.Split(dbs, ",") {
+		if err := onServer(ctx, kind, bin, gotpc, warehouses, threads, rounds, d, modes); err != nil {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+	}
+	return nil
+}
+
+func goVersion() string {
+	out, err := exec.Command("go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "go"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// target is one server: how each tool reaches a database on it, and how
+// to read a database's new-order counter.
+type target struct {
+	srv      *testdb.Server
+	kind     string
+	sledgeDB string // sledge's URL
+	gotpc    []string
+	counter  func(db string) (int64, error)
+	close    func()
+}
+
+func newTarget(ctx context.Context, kind string) (*target, error) {
+	t := &target{kind: kind}
+	var err error
+	switch kind {
+	case "postgres":
+		t.srv, err = testdb.StartPostgres(ctx)
+	case "mariadb":
+		t.srv, err = testdb.StartMariaDB(ctx)
+	default:
+		return nil, fmt.Errorf("unknown database %q: use postgres or mariadb", kind)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", kind, err)
+	}
+	s := t.srv
+	port := strconv.Itoa(s.Port)
+	switch kind {
+	case "postgres":
+		t.sledgeDB = fmt.Sprintf("postgres://%s:%s@%s:%d/sledge", s.User, s.Password, s.Host, s.Port)
+		t.gotpc = []string{"-d", "postgres", "-H", s.Host, "-P", port, "-U", s.User, "-p", s.Password, "-D", "gotpc", "--conn-params", "sslmode=disable"}
+		t.counter = func(db string) (int64, error) {
+			c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, db))
+			if err != nil {
+				return 0, err
+			}
+			defer c.Close(ctx)
+			var n int64
+			return n, c.QueryRow(ctx, "SELECT sum(d_next_o_id) FROM district").Scan(&n)
+		}
+		// go-tpc does not create its database on PostgreSQL.
+		c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/postgres", s.User, s.Password, s.Host, s.Port))
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+		_, err = c.Exec(ctx, "CREATE DATABASE gotpc")
+		c.Close(ctx)
+		if err != nil {
+			s.Stop()
+			return nil, err
+		}
+	case "mariadb":
+		t.sledgeDB = fmt.Sprintf("mysql://%s:%s@%s:%d/sledge", s.User, s.Password, s.Host, s.Port)
+		t.gotpc = []string{"-d", "mysql", "-H", s.Host, "-P", port, "-U", s.User, "-p", s.Password, "-D", "gotpc"}
+		t.counter = func(db string) (int64, error) {
+			c, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s:%d)/%s", s.User, s.Password, s.Host, s.Port, db))
+			if err != nil {
+				return 0, err
+			}
+			defer c.Close()
+			var n int64
+			return n, c.QueryRowContext(ctx, "SELECT sum(d_next_o_id) FROM district").Scan(&n)
+		}
+	}
+	t.close = func() { _ = s.Stop() }
+	return t, nil
+}
+
+func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads, rounds int, d time.Duration, modes []string) error {
+	t, err := newTarget(ctx, kind)
+	if err != nil {
+		return err
+	}
+	defer t.close()
+	fmt.Printf("\n## %s %s, %d warehouses, %d threads, %s per run, %d rounds\n\n", kind, t.srv.Version, warehouses, threads, d, rounds)
+	start := time.Now()
+	if out, err := exec.CommandContext(ctx, bin, "build", "tpcc", "--db", t.sledgeDB, "--warehouses", strconv.Itoa(warehouses), "--no-job").CombinedOutput(); err != nil {
+		return fmt.Errorf("sledge build: %v\n%s", err, child.RedactArgs([]string{string(out)}, t.srv.Password)[0])
+	}
+	fmt.Printf("sledge build: %.0f s\n", time.Since(start).Seconds())
+	start = time.Now()
+	// --no-check: go-tpc's consistency queries after the load take longer
+	// than the load on MariaDB; sledge's build does not check either.
+	prep := exec.CommandContext(ctx, gotpc, append([]string{"tpcc", "prepare", "--no-check", "--warehouses", strconv.Itoa(warehouses), "-T", strconv.Itoa(threads)}, t.gotpc...)...)
+	if out, err := prep.CombinedOutput(); err != nil {
+		return fmt.Errorf("go-tpc prepare: %v\n%s", err, child.RedactArgs([]string{lastLines(string(out), 10)}, t.srv.Password)[0])
+	}
+	fmt.Printf("go-tpc prepare: %.0f s\n\n", time.Since(start).Seconds())
+
+	names := []string{"go-tpc"}
+	for _, m := range modes {
+		names = append(names, "sledge "+m)
+	}
+	tpmC := regexp.MustCompile(`tpmC: ([0-9.]+)`)
+	runOne := func(i int) (sample, error) {
+		db := "sledge"
+		var cmd *exec.Cmd
+		if i == 0 {
+			db = "gotpc"
+			cmd = exec.CommandContext(ctx, gotpc, append([]string{"tpcc", "run", "--warehouses", strconv.Itoa(warehouses), "-T", strconv.Itoa(threads),
+				"--time", d.String(), "--interval", d.String()}, t.gotpc...)...)
+		} else {
+			cmd = exec.CommandContext(ctx, bin, "run", "tpcc", "--db", t.sledgeDB, "--mode", modes[i-1], "--vus", strconv.Itoa(threads),
+				"--rampup", "0s", "--duration", d.String(), "--json", "--no-job")
+		}
+		before, err := t.counter(db)
+		if err != nil {
+			return sample{}, fmt.Errorf("read %s's new orders: %w", db, err)
+		}
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			return sample{}, fmt.Errorf("%s: %v: %s", names[i], err, child.RedactArgs([]string{lastLines(errOut.String()+out.String(), 5)}, t.srv.Password)[0])
+		}
+		after, err := t.counter(db)
+		if err != nil {
+			return sample{}, fmt.Errorf("read %s's new orders: %w", db, err)
+		}
+		s := sample{nopm: float64(after-before) / d.Minutes()}
+		if i == 0 {
+			if m := tpmC.FindStringSubmatch(out.String()); m != nil {
+				s.own, _ = strconv.ParseFloat(m[1], 64)
+			}
+		} else {
+			var r struct {
+				NOPM *float64 `json:"nopm"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &r); err == nil && r.NOPM != nil {
+				s.own = *r.NOPM
+			}
+		}
+		if after > before {
+			s.cpuUs = cpuUs(cmd.ProcessState) / float64(after-before)
+		}
+		return s, nil
+	}
+	fmt.Println("| round | tool | NOPM (database) | tool's own figure | client CPU µs per New-Order |")
+	fmt.Println("|---|---|---|---|---|")
+	res := make([][]sample, len(names))
+	for r := 1; r <= rounds; r++ {
+		order := make([]int, len(names))
+		for i := range order {
+			order[i] = (i + r - 1) % len(names)
+		}
+		if r%2 == 0 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		for _, i := range order {
+			s, err := runOne(i)
+			if err != nil {
+				return err
+			}
+			res[i] = append(res[i], s)
+			fmt.Printf("| %d | %s | %.0f | %.0f | %.0f |\n", r, names[i], s.nopm, s.own, s.cpuUs)
+		}
+	}
+	fmt.Println("\n| tool | median NOPM | ratio to go-tpc (goal ≥ 1.3 for the best client-side mode) | median client CPU µs per New-Order |")
+	fmt.Println("|---|---|---|---|")
+	g := median(res[0], func(s sample) float64 { return s.nopm })
+	for i := range names {
+		n := median(res[i], func(s sample) float64 { return s.nopm })
+		fmt.Printf("| %s | %.0f | %.2f | %.0f |\n", names[i], n, n/g, median(res[i], func(s sample) float64 { return s.cpuUs }))
+	}
+	return nil
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cpuUs is a finished process's user + system CPU time in microseconds.
+func cpuUs(ps *os.ProcessState) float64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec)*1e6 + float64(t.Usec) }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+func median(s []sample, f func(sample) float64) float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = f(s[i])
+	}
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
+}
