@@ -334,13 +334,13 @@ func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Unlock()
 }
 
-// Supports: every mode but pipeline.
+// Supports: every mode but pipeline and batched, still being built.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
-		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client or prepared", m)
+	case workload.ModeBatched, workload.ModePipeline:
+		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client, prepared or block", m)
 	}
 	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
 }
