@@ -9,7 +9,10 @@
 //     text by pgx (simple protocol: the server parses every statement);
 //   - prepared: every statement its own round trip as a server-side
 //     prepared statement, prepared once per connection (pgx
-//     QueryExecModeCacheStatement).
+//     QueryExecModeCacheStatement);
+//   - block: one DO block per transaction made of the function's own body,
+//     its arguments written in as literals, parsed and compiled every time
+//     (block.go).
 //
 // The build loads through COPY (pgx CopyFrom) on a few connections of its
 // own, then creates the primary keys, the secondary indexes and the
