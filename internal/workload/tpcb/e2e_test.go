@@ -123,7 +123,7 @@ func targets() []target {
 	return []target{
 		{name: "sqlite", modes: []modeURL{client, prepared}, fresh: freshSQLite, sqlDB: sqliteDB},
 		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared, block}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
-		{name: "mariadb", modes: []modeURL{procedure, client, prepared}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
+		{name: "mariadb", modes: []modeURL{procedure, client, prepared, block}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
 	}
 }
 
