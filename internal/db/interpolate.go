@@ -293,3 +293,10 @@ func estimate(query string, args []any) int {
 	}
 	return n
 }
+
+// AppendLiteral writes v to b as the SQL literal Interpolate would write
+// for it in style's dialect: for callers that build a statement's text
+// themselves (block mode's anonymous blocks).
+func AppendLiteral(b *strings.Builder, v any, style Placeholder) error {
+	return appendLiteral(b, v, style, false)
+}

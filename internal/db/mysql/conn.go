@@ -58,6 +58,12 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		_ = c.Close(ctx)
 		return nil, fmt.Errorf("mysql: set isolation: %w", d.connErr(err))
 	}
+	if m == workload.ModeBlock {
+		if err := c.startBlocks(ctx); err != nil {
+			_ = c.Close(ctx)
+			return nil, err
+		}
+	}
 	if m == workload.ModeProcedure {
 		if err := c.checkProcedures(ctx); err != nil {
 			_ = c.Close(ctx)
@@ -147,6 +153,7 @@ type conn struct {
 	// set, a scheduler hand-off or two per statement.
 	dialed *dialedConn
 	wt     db.Watcher
+	blk    *blockConn // block mode's blocks (block.go); nil in other modes
 }
 
 // begin starts a driver call under ctx and returns the context to give
@@ -233,6 +240,11 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 }
 
 func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.Row {
+	if c.blk != nil {
+		if k := c.blk.blocks[name]; k != nil {
+			return c.blockRow(ctx, name, k, args)
+		}
+	}
 	ctx, err := c.begin(ctx)
 	if err != nil {
 		return &row{err: err}

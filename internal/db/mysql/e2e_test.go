@@ -131,7 +131,7 @@ func shared(t *testing.T) string {
 	return name
 }
 
-var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared}
+var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock}
 
 // runModes runs f once per supported mode, as subtests named by mode.
 func runModes(t *testing.T, f func(t *testing.T, m workload.Mode)) {
@@ -251,10 +251,10 @@ func tableHashes(t *testing.T, s *testdb.Server, name string) map[string]string 
 	return out
 }
 
-// TestModesSameContents: one VU, the same seeds and iterations, on three
-// databases built alike, leave identical tables in the three modes, with
-// the VU's own connection or a shared one (--connections 1): the
-// procedures do what the client does.
+// TestModesSameContents: one VU, the same seeds and iterations, on
+// databases built alike, leave identical tables in every mode, with the
+// VU's own connection or a shared one (--connections 1): the procedures,
+// and the blocks made of their bodies, do what the client does.
 func TestModesSameContents(t *testing.T) {
 	s := need(t)
 	// Each mode with the VU's own connection, and taking the one shared
@@ -347,7 +347,8 @@ func TestBadInput(t *testing.T) {
 var errSurvived = errors.New("survived the deadlock")
 
 // TestErrorMapping: a real deadlock is ErrRetry; New-Order's invalid item
-// in procedure mode is ErrUserAbort and rolls the whole call back.
+// in procedure and block modes is ErrUserAbort and rolls the whole call
+// back.
 func TestErrorMapping(t *testing.T) {
 	s := need(t)
 	name := shared(t)
@@ -359,7 +360,7 @@ func TestErrorMapping(t *testing.T) {
 	defer d.Close()
 
 	runModes(t, func(t *testing.T, m workload.Mode) {
-		if m == workload.ModeProcedure {
+		if m.ProcedureLike() {
 			c, err := d.Connect(ctx, "tpcc", m)
 			if err != nil {
 				t.Fatal(err)

@@ -1,6 +1,6 @@
 // Package mysql runs workloads on MariaDB and MySQL (and wire-compatible
 // servers) through github.com/go-sql-driver/mysql, over TCP or a unix
-// socket. It supports all three modes that need no pipelining:
+// socket, in these modes:
 //
 //   - procedure (default): one CALL of a stored procedure per transaction,
 //     which runs the whole transaction inside the server (sql/tpcc/
@@ -10,6 +10,9 @@
 //     plans each one.
 //   - prepared: every statement its own round trip as a server-side prepared
 //     statement, prepared once per session.
+//   - block (MariaDB): one BEGIN NOT ATOMIC compound statement per
+//     transaction made of the procedure's own body, its arguments written
+//     in as literals, parsed every time (block.go).
 //
 // SQL lives in sql/<workload>/*.sql, valid on MySQL 8 and MariaDB; files in
 // sql/mariadb/<workload>/ override them when the server is MariaDB.
@@ -273,13 +276,14 @@ func (d *DB) flavor(ctx context.Context) error {
 	return nil
 }
 
-// Supports: procedures, client and prepared statements; no pipelining.
+// Supports: procedures, client and prepared statements, and blocks (which
+// Connect refuses on MySQL, known only once connected); no pipelining.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
-		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client or prepared", m)
+	case workload.ModeBatched, workload.ModePipeline:
+		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client, prepared or block", m)
 	}
 	return fmt.Errorf("mysql: unknown mode %v; use %s", m, workload.ModeList())
 }

@@ -89,6 +89,12 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if d.fast {
 		c.f = newFast(pc.PgConn(), m == workload.ModeClient)
 	}
+	if m == workload.ModeBlock {
+		if err := c.startBlocks(d); err != nil {
+			_ = pc.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	if m == workload.ModeProcedure {
 		if d.routines == Procedures {
 			// CALL texts: the function's arguments plus the INOUT result.
@@ -220,6 +226,7 @@ type conn struct {
 	inTx bool
 	wire *metrics.WireCounts // the dial counted into it (wire.go); nil: not counted
 	f    *fast               // the pgconn path (fast.go); nil: pgx for everything
+	blk  *blockConn          // block mode's blocks (block.go); nil in other modes
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }
@@ -251,6 +258,11 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 }
 
 func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.Row {
+	if c.blk != nil {
+		if k := c.blk.blocks[name]; k != nil {
+			return c.blk.queryRow(ctx, name, k, args)
+		}
+	}
 	q, err := c.sql(name)
 	if err != nil {
 		return &row{err: err}
@@ -334,6 +346,9 @@ func (c *conn) simple(ctx context.Context, q string) error {
 func (c *conn) Close(ctx context.Context) error {
 	if c.f != nil {
 		c.f.close()
+	}
+	if c.blk != nil {
+		c.blk.close()
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()

@@ -9,7 +9,10 @@
 //     text by pgx (simple protocol: the server parses every statement);
 //   - prepared: every statement its own round trip as a server-side
 //     prepared statement, prepared once per connection (pgx
-//     QueryExecModeCacheStatement).
+//     QueryExecModeCacheStatement);
+//   - block: one DO block per transaction made of the function's own body,
+//     its arguments written in as literals, parsed and compiled every time
+//     (block.go).
 //
 // The build loads through COPY (pgx CopyFrom) on a few connections of its
 // own, then creates the primary keys, the secondary indexes and the
@@ -334,13 +337,13 @@ func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Unlock()
 }
 
-// Supports: every mode but pipeline.
+// Supports: every mode but pipeline and batched, still being built.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
-		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client or prepared", m)
+	case workload.ModeBatched, workload.ModePipeline:
+		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client, prepared or block", m)
 	}
 	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
 }

@@ -116,13 +116,14 @@ var (
 	procedures = modeURL{"procedure-call", workload.ModeProcedure, "?routines=procedures"}
 	client     = modeURL{"client", workload.ModeClient, ""}
 	prepared   = modeURL{"prepared", workload.ModePrepared, ""}
+	block      = modeURL{"block", workload.ModeBlock, ""}
 )
 
 func targets() []target {
 	return []target{
 		{name: "sqlite", modes: []modeURL{client, prepared}, fresh: freshSQLite, sqlDB: sqliteDB},
-		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
-		{name: "mariadb", modes: []modeURL{procedure, client, prepared}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
+		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared, block}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
+		{name: "mariadb", modes: []modeURL{procedure, client, prepared, block}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
 	}
 }
 
@@ -393,15 +394,18 @@ func TestEndToEnd(t *testing.T) {
 						// BEGIN, the statements, COMMIT (pgbench's BEGIN; … END;) in
 						// client mode; in prepared mode one more the first time a
 						// session runs each statement; one call in procedure mode (and
-						// for PostgreSQL one prepare per session).
+						// for PostgreSQL one prepare per session) and block mode.
 						per := map[string]int64{"tpcb-like": 7, "simple-update": 5, "select-only": 1}[b]
 						stmts := per - 2
-						if b == "select-only" || mu.mode == workload.ModeProcedure {
+						if b == "select-only" || mu.mode.ProcedureLike() {
 							per, stmts = 1, 1
 						}
 						rt := st.Wire.RoundTrips
 						lo, hi := per*n, per*n+stmts*vus
-						if mu.mode == workload.ModeClient || (mu.mode == workload.ModeProcedure && tg.name == "mariadb") {
+						// A block is never prepared (select-only's SELECT is, as
+						// in procedure mode).
+						if mu.mode == workload.ModeClient || (mu.mode == workload.ModeProcedure && tg.name == "mariadb") ||
+							(mu.mode == workload.ModeBlock && b != "select-only") {
 							hi = lo
 						}
 						extra := st.Retries * per // a retried attempt travels again
