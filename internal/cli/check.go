@@ -47,7 +47,10 @@ type checkJSON struct {
 }
 
 func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url string) error {
-	s, err := openSession(ctx, url, w.Name(), 0, false)
+	// Prepared: the checks are plain statements in every mode, and a
+	// schema whose routines were dropped (block mode needs none) is still
+	// checkable.
+	s, err := openSession(ctx, url, w.Name(), workload.ModePrepared, false)
 	if err != nil {
 		return err
 	}
