@@ -278,11 +278,17 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	o.job.setRun(info, mode, o.vus, o.seed, w.Mix())
 
-	plan.Connect = func(ctx context.Context, vu int) (workload.Conn, error) {
+	var sc *serverCost // the server's side of the cost (servercost.go)
+	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
 		if isScript {
-			return s.db.(db.ScriptDB).ConnectScript(ctx, proto)
+			c, err = s.db.(db.ScriptDB).ConnectScript(ctx, proto)
+		} else {
+			c, err = s.db.Connect(ctx, w.Name(), mode)
 		}
-		return s.db.Connect(ctx, w.Name(), mode)
+		if err == nil && sc != nil {
+			sc.register(ctx, c)
+		}
+		return c, err
 	}
 	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
 	meter, _ := w.(workload.Meter)
@@ -331,6 +337,9 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			}
 			m, err = readCounters(ctx)
 		}
+		if err == nil && sc != nil {
+			sc.edge(ctx)
+		}
 		return m, err
 	}
 
@@ -355,6 +364,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 	}
 	live := engine.NewLive(plan)
+	if plan.Cost {
+		sc = newServerCost(ctx, env.Stderr, s.db, info, live)
+		defer sc.close()
+	}
 	o.job.sample(live)
 	var stopDisplay func()
 	switch {
@@ -385,6 +398,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		return runErr
 	}
 	sum := summarize(w, s, info, mode, o, res)
+	sc.fill(sum, sum.Processed)
 	o.job.setSummary(sum)
 	if o.jsonOut {
 		if err := writeJSON(env.Stdout, sum); err != nil {
