@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/report"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -524,5 +526,56 @@ func printServerCost(out io.Writer, s *runSummary) {
 		}
 	} else if why := c.Missing["waits"]; why != "" {
 		fmt.Fprintf(out, "where sessions wait: - %s\n", why)
+	}
+}
+
+// serverCPU is a cell's server CPU per transaction (user + system); nil
+// when its run did not measure it.
+func (r *cellJSON) serverCPU() *float64 {
+	var c serverCostJSON
+	if len(r.ServerPerTxn) == 0 || json.Unmarshal(r.ServerPerTxn, &c) != nil || c.CPUUserUs == nil || c.CPUSysUs == nil {
+		return nil
+	}
+	v := *c.CPUUserUs + *c.CPUSysUs
+	return &v
+}
+
+// split is where a cell's transaction time went, for the report; nil
+// without the client's CPU or a latency.
+func (r *cellJSON) split() *report.Split {
+	cost := r.cost()
+	if cost == nil || r.LatencyAvgMs <= 0 {
+		return nil
+	}
+	return report.NewSplit(r.LatencyAvgMs, cost.ClientCPUUs, r.serverCPU())
+}
+
+// diffServer adds the server's side to jobs diff: CPU, context switches,
+// statements, and the wait shares, where both runs have them.
+func diffServer(sa, sb *runSummary, num func(name string, x, y float64)) {
+	if ca, cb := sa.ServerPerTxn, sb.ServerPerTxn; ca != nil && cb != nil {
+		both := func(name string, x, y *float64) {
+			if x != nil && y != nil {
+				num("server_per_txn."+name, *x, *y)
+			}
+		}
+		if ca.CPUUserUs != nil && cb.CPUUserUs != nil && ca.CPUSysUs != nil && cb.CPUSysUs != nil {
+			num("server_per_txn.cpu_us", *ca.CPUUserUs+*ca.CPUSysUs, *cb.CPUUserUs+*cb.CPUSysUs)
+		}
+		both("cpu_user_us", ca.CPUUserUs, cb.CPUUserUs)
+		both("cpu_sys_us", ca.CPUSysUs, cb.CPUSysUs)
+		both("context_switches", ca.ContextSwitches, cb.ContextSwitches)
+		both("statements", ca.Statements, cb.Statements)
+		both("parses", ca.Parses, cb.Parses)
+		both("plans", ca.Plans, cb.Plans)
+	}
+	if wa, wb := sa.ServerWaits, sb.ServerWaits; wa != nil && wb != nil && wa.Sessions > 0 && wb.Sessions > 0 {
+		num("server_waits.cpu", wa.CPU, wb.CPU)
+		num("server_waits.client", wa.Client, wb.Client)
+		num("server_waits.lock", wa.Lock, wb.Lock)
+		if wa.IO != nil && wb.IO != nil {
+			num("server_waits.io", *wa.IO, *wb.IO)
+		}
+		num("server_waits.other", wa.Other, wb.Other)
 	}
 }

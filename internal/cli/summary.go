@@ -163,7 +163,7 @@ type runSummary struct {
 	ServerPerTxn *serverCostJSON `json:"server_per_txn,omitempty"`
 	// ServerWaits: where the VUs' sessions were found by the server's
 	// sampler during the measured interval; absent when not sampled.
-	ServerWaits *serverWaitsJSON `json:"server_waits,omitempty"`
+	ServerWaits *serverWaitsJSON `json:"server_waits"` // null: not sampled
 	Types       []txJSON         `json:"types"`
 	// "transactions": TPC-C keeps issue 2's object of types by key
 	// ("new_order": {…}); tpcb and scripts give pgbench's count of
