@@ -97,7 +97,10 @@ reported on its own. Default: each virtual user has its own connection.
 
 The summary includes the cost per transaction (docs/cost.md): round trips
 and bytes on the virtual users' connections, client CPU time and context
-switches. --no-cost turns the measuring off, to see what it costs;
+switches, and the server's side: its processes' CPU and context switches
+when it runs on this machine, statements, parses and plans as it counts
+them, and where the sessions wait (sampled every 100 ms on a connection of
+its own). --no-cost turns the measuring off, to see what it costs;
 --per-type-cpu adds CPU and context switches per transaction type.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
