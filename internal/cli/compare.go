@@ -160,6 +160,9 @@ type cellRun struct {
 	TPMSource   string            `json:"tpm_source"`
 	Total       txJSON            `json:"total"`
 	PerTxn      json.RawMessage   `json:"per_txn"`
+	LatencyAvg  float64           `json:"latency_avg_ms"`
+	Server      json.RawMessage   `json:"server_per_txn"`
+	Waits       json.RawMessage   `json:"server_waits"`
 	Types       []txJSON          `json:"types"`
 	Settings    map[string]string `json:"db_settings"`
 }
@@ -232,6 +235,11 @@ type cellJSON struct {
 	Transactions int64           `json:"transactions"`
 	Errors       int64           `json:"errors"`
 	Interrupted  bool            `json:"interrupted"`
+	// The server's side as the run reported it (servercost.go), and the
+	// mean latency the report's split of a transaction's time needs.
+	LatencyAvgMs float64         `json:"latency_avg_ms"`
+	ServerPerTxn json.RawMessage `json:"server_per_txn,omitempty"`
+	ServerWaits  json.RawMessage `json:"server_waits,omitempty"`
 }
 
 func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, rawURL string) error {
@@ -784,7 +792,8 @@ func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.I
 		out.P90Type = typ
 		cj := cellJSON{Mode: c.mode.String(), Transport: c.transport, VUs: c.vus, NOPM: r.NOPM, TPM: r.TPM,
 			PerTxn: r.PerTxn, TPMSource: r.TPMSource, P90Ms: p90, Database: r.Database, MeasuredS: r.MeasuredS,
-			Transactions: r.Total.Count, Errors: r.Total.Errors, Interrupted: r.Interrupted}
+			Transactions: r.Total.Count, Errors: r.Total.Errors, Interrupted: r.Interrupted,
+			LatencyAvgMs: r.LatencyAvg, ServerPerTxn: r.Server, ServerWaits: r.Waits}
 		if string(cj.PerTxn) == "null" {
 			cj.PerTxn = nil
 		}
@@ -882,7 +891,7 @@ func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 	r.Run = append(r.Run, report.Fact{Name: "seed", Value: strconv.FormatUint(c.Seed, 10)}, report.Fact{Name: "sledge", Value: Version()})
 	for _, x := range c.Cells {
 		rc := report.Cell{Mode: x.Mode, Transport: x.Transport, VUs: x.VUs, NOPM: x.NOPM, TPM: x.TPM, TPMSource: x.TPMSource,
-			P90Ms: x.P90Ms, Cost: x.cost(), Ratio: x.Ratio, Interrupted: x.Interrupted}
+			P90Ms: x.P90Ms, Cost: x.cost(), Ratio: x.Ratio, Interrupted: x.Interrupted, Split: x.split()}
 		if x.JobID != nil {
 			rc.JobID = *x.JobID
 		}

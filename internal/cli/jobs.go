@@ -440,12 +440,13 @@ func newJobsDiff(env *Env) *cobra.Command {
 		Long: `Compare two jobs: how they ran (database, mode, virtual users, host), NOPM
 and TPM, each transaction type's count and p50/p90/p99 latency, the cost per
 transaction (round trips, bytes sent and received, client CPU µs, context
-switches), with the ratio B/A, then the database settings and options that
-differ.
+switches) and the server's side where both runs measured it (server CPU µs,
+context switches, statements, parses, plans; the shares of wait samples),
+with the ratio B/A, then the database settings and options that differ.
 
 Two compares are compared cell by cell, cells matched by mode, transport and
-virtual users ("client/tcp/4"): NOPM, TPM, p90, round trips, bytes and client
-CPU µs per transaction, with the ratio B/A; the cells only one of them has
+virtual users ("client/tcp/4"): NOPM, TPM, p90, round trips, bytes, client
+and server CPU µs per transaction, with the ratio B/A; the cells only one of them has
 are listed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -556,6 +557,7 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 				num("per_txn.context_switches", *ca.ContextSwitches, *cb.ContextSwitches)
 			}
 		}
+		diffServer(sa, sb, num) // servercost.go
 	}
 	if ca, cb := compareSummaryOf(&a.Job), compareSummaryOf(&b.Job); ca != nil && cb != nil {
 		str("seed", strconv.FormatUint(ca.Seed, 10), strconv.FormatUint(cb.Seed, 10))
@@ -601,6 +603,9 @@ func diffCells(a, b *compareJSON, num func(name string, x, y float64)) (onlyA, o
 			num(name+".round_trips", xa.RoundTrips, xb.RoundTrips)
 			num(name+".bytes", xa.BytesSent+xa.BytesReceived, xb.BytesSent+xb.BytesReceived)
 			num(name+".client_cpu_us", xa.ClientCPUUs, xb.ClientCPUUs)
+		}
+		if sa, sb := ca.serverCPU(), cb.serverCPU(); sa != nil && sb != nil {
+			num(name+".server_cpu_us", *sa, *sb)
 		}
 	}
 	for i := range b.Cells {
@@ -695,8 +700,12 @@ func figure(name string, v any) string {
 		return ms(f)
 	case strings.HasSuffix(name, "round_trips"), strings.HasSuffix(name, "context_switches"):
 		return fmt.Sprintf("%.2f", f)
-	case strings.HasSuffix(name, "client_cpu_us"):
+	case strings.HasSuffix(name, "client_cpu_us"), strings.HasSuffix(name, "_us"):
 		return fmt.Sprintf("%.1f", f)
+	case strings.HasPrefix(name, "server_waits."):
+		return fmt.Sprintf("%.0f%%", 100*f)
+	case strings.HasSuffix(name, ".statements"), strings.HasSuffix(name, ".parses"), strings.HasSuffix(name, ".plans"):
+		return fmt.Sprintf("%.2f", f)
 	}
 	return thousands(int64(f + 0.5))
 }

@@ -99,7 +99,10 @@ reported on its own. Default: each virtual user has its own connection.
 
 The summary includes the cost per transaction (docs/cost.md): round trips
 and bytes on the virtual users' connections, client CPU time and context
-switches. --no-cost turns the measuring off, to see what it costs;
+switches, and the server's side: its processes' CPU and context switches
+when it runs on this machine, statements, parses and plans as it counts
+them, and where the sessions wait (sampled every 100 ms on a connection of
+its own). --no-cost turns the measuring off, to see what it costs;
 --per-type-cpu adds CPU and context switches per transaction type.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -280,11 +283,17 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	o.job.setRun(info, mode, o.vus, o.seed, w.Mix())
 
-	plan.Connect = func(ctx context.Context, vu int) (workload.Conn, error) {
+	var sc *serverCost // the server's side of the cost (servercost.go)
+	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
 		if isScript {
-			return s.db.(db.ScriptDB).ConnectScript(ctx, proto)
+			c, err = s.db.(db.ScriptDB).ConnectScript(ctx, proto)
+		} else {
+			c, err = s.db.Connect(ctx, w.Name(), mode)
 		}
-		return s.db.Connect(ctx, w.Name(), mode)
+		if err == nil && sc != nil {
+			sc.register(ctx, c)
+		}
+		return c, err
 	}
 	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
 	meter, _ := w.(workload.Meter)
@@ -333,6 +342,9 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			}
 			m, err = readCounters(ctx)
 		}
+		if err == nil && sc != nil {
+			sc.edge(ctx)
+		}
 		return m, err
 	}
 
@@ -357,6 +369,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 	}
 	live := engine.NewLive(plan)
+	if plan.Cost {
+		sc = newServerCost(ctx, env.Stderr, s.db, info, live)
+		defer sc.close()
+	}
 	o.job.sample(live)
 	var stopDisplay func()
 	switch {
@@ -387,6 +403,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		return runErr
 	}
 	sum := summarize(w, s, info, mode, o, res)
+	sc.fill(sum, sum.Processed)
 	o.job.setSummary(sum)
 	if o.jsonOut {
 		if err := writeJSON(env.Stdout, sum); err != nil {

@@ -36,8 +36,24 @@ type costJSON struct {
 // transaction over the measured interval: every session included, not
 // only sledge's virtual users ("server_per_txn" in --json).
 type serverCostJSON struct {
-	BytesSent     float64 `json:"bytes_sent"`     // by the server
-	BytesReceived float64 `json:"bytes_received"` // by the server
+	BytesSent     *float64 `json:"bytes_sent"`     // by the server; MariaDB/MySQL only
+	BytesReceived *float64 `json:"bytes_received"` // by the server
+	// The server's processes, from /proc when the server is on this
+	// machine (servercost.go; docs/cost.md "Server side"); null otherwise.
+	CPUUserUs       *float64 `json:"cpu_user_us"`
+	CPUSysUs        *float64 `json:"cpu_sys_us"`
+	ContextSwitches *float64 `json:"context_switches"`
+	// What the database counts: statements executed, parsed, planned.
+	Statements *float64 `json:"statements"`
+	Parses     *float64 `json:"parses"`
+	Plans      *float64 `json:"plans"`
+	// The database's activity counters per transaction, by their own
+	// names ("pg_stat_database.blks_hit", "Innodb_rows_read").
+	Counters map[string]float64 `json:"db_counters,omitempty"`
+	// Source names where each figure comes from; Missing says why a
+	// figure is null ("server is remote").
+	Source  map[string]string `json:"source,omitempty"`
+	Missing map[string]string `json:"missing,omitempty"`
 }
 
 // connWaitJSON is how long virtual users waited for a shared connection
@@ -145,7 +161,10 @@ type runSummary struct {
 	// the text: "embedded", "not counted", or "" when they were counted.
 	WireNote     string          `json:"-"`
 	ServerPerTxn *serverCostJSON `json:"server_per_txn,omitempty"`
-	Types        []txJSON        `json:"types"`
+	// ServerWaits: where the VUs' sessions were found by the server's
+	// sampler during the measured interval; absent when not sampled.
+	ServerWaits *serverWaitsJSON `json:"server_waits"` // null: not sampled
+	Types       []txJSON         `json:"types"`
 	// "transactions": TPC-C keeps issue 2's object of types by key
 	// ("new_order": {…}); tpcb and scripts give pgbench's count of
 	// transactions actually processed (see MarshalJSON).
@@ -297,7 +316,8 @@ func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode
 		sent, ok1 := res.Delta("db_bytes_sent")
 		recv, ok2 := res.Delta("db_bytes_received")
 		if ok1 && ok2 {
-			sum.ServerPerTxn = &serverCostJSON{BytesSent: float64(sent) / float64(n), BytesReceived: float64(recv) / float64(n)}
+			bs, br := float64(sent)/float64(n), float64(recv)/float64(n)
+			sum.ServerPerTxn = &serverCostJSON{BytesSent: &bs, BytesReceived: &br}
 		}
 	}
 	sum.TPMClient = metrics.PerMinute(total.Completed(), measured)
@@ -612,10 +632,11 @@ func printCost(out io.Writer, s *runSummary) {
 	} else {
 		fmt.Fprintln(out, "CPU and context switches: the whole sledge process (per type: --per-type-cpu)")
 	}
-	if c := s.ServerPerTxn; c != nil {
+	if c := s.ServerPerTxn; c != nil && c.BytesSent != nil && c.BytesReceived != nil {
 		fmt.Fprintf(out, "server: %s bytes received, %s bytes sent per transaction (%s global status: every session)\n",
-			thousands(int64(c.BytesReceived+0.5)), thousands(int64(c.BytesSent+0.5)), s.Driver)
+			thousands(int64(*c.BytesReceived+0.5)), thousands(int64(*c.BytesSent+0.5)), s.Driver)
 	}
+	printServerCost(out, s)
 }
 
 // printPgbench prints pgbench's report lines (tpcb and scripts), in its

@@ -43,6 +43,7 @@ type Cell struct {
 	TPMSource   string // "database" or "client"
 	P90Ms       float64
 	Cost        *Cost    // nil when the run did not report its cost
+	Split       *Split   // where a transaction's time went; nil without CPU figures
 	Ratio       *float64 // throughput against the first cell
 	JobID       int64    // 0 when not recorded
 	Interrupted bool
@@ -96,6 +97,9 @@ type view struct {
 	Throughput chart
 	Costs      []chart
 	HasCost    bool
+	Split      chart // split.go
+	HasSplit   bool
+	SplitKeys  []legendItem
 	Rows       []row
 	Settings   []Fact
 }
@@ -164,6 +168,9 @@ func build(r *Report) *view {
 	}
 	v.Throughput = throughputChart(ss, vus, v.Metric)
 	v.Costs, v.HasCost = costCharts(ss, vus)
+	v.Split, v.HasSplit = splitChart(r.Cells)
+	v.SplitKeys = []legendItem{{Name: "client CPU", Color: ClientCPUColor}, {Name: "server CPU", Color: ServerCPUColor},
+		{Name: "waiting (derived: mean latency − both CPUs)", Color: WaitColor}}
 	for _, c := range r.Cells {
 		v.Rows = append(v.Rows, tableRow(c))
 	}

@@ -15,6 +15,14 @@ func sample() *Report {
 				c := Cell{Mode: mode, Transport: tr, VUs: vus, NOPM: &nopm, TPM: nopm * 2.2, TPMSource: "database", P90Ms: 1.5,
 					Cost:  &Cost{RoundTrips: float64(3 + mi*30), BytesSent: float64(300 + mi*3000), BytesReceived: float64(500 + mi*2000), ClientCPUUs: float64(40 + mi*90)},
 					JobID: int64(vus)}
+				// Where the time went: the server's CPU measured except over
+				// unix in client mode (as for a server it cannot see).
+				var server *float64
+				if !(mi == 1 && ti == 1) {
+					v := float64(60 + mi*200)
+					server = &v
+				}
+				c.Split = NewSplit(0.4+float64(mi), c.Cost.ClientCPUUs, server)
 				r.Cells = append(r.Cells, c)
 			}
 		}

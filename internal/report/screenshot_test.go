@@ -109,13 +109,40 @@ func checkCharts(img image.Image, series int) error {
 	return nil
 }
 
+// checkSplit fails unless the split chart is on the screen with each of
+// its three segments drawn: client CPU, server CPU, waiting.
+func checkSplit(img image.Image) error {
+	box, n := region(img, hexColor(SplitPlotBG))
+	if n < 10000 {
+		return fmt.Errorf("split chart: no plot area on the screenshot (%d background pixels)", n)
+	}
+	for _, col := range []string{ClientCPUColor, ServerCPUColor, WaitColor} {
+		c, count := hexColor(col), 0
+		for y := box.Min.Y; y < box.Max.Y; y++ {
+			for x := box.Min.X; x < box.Max.X; x++ {
+				if near(img, x, y, c, 10) {
+					count++
+				}
+			}
+		}
+		if count < 40 {
+			return fmt.Errorf("split chart in %v: %d pixels of segment colour %s, want drawn bars", box, count, col)
+		}
+	}
+	return nil
+}
+
 func TestScreenshotShowsCharts(t *testing.T) {
 	r := sample()
 	var buf bytes.Buffer
 	if err := Write(&buf, r); err != nil {
 		t.Fatal(err)
 	}
-	if err := checkCharts(screenshot(t, buf.Bytes()), 4); err != nil {
+	img := screenshot(t, buf.Bytes())
+	if err := checkCharts(img, 4); err != nil {
+		t.Error(err)
+	}
+	if err := checkSplit(img); err != nil {
 		t.Error(err)
 	}
 
@@ -135,6 +162,7 @@ func TestScreenshotShowsCharts(t *testing.T) {
 				v.Costs[i].Bars = nil
 			}
 		}},
+		{"no split bars", func(v *view) { v.Split.Bars = nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := build(r)
@@ -143,7 +171,11 @@ func TestScreenshotShowsCharts(t *testing.T) {
 			if err := page.Execute(&buf, v); err != nil {
 				t.Fatal(err)
 			}
-			err := checkCharts(screenshot(t, buf.Bytes()), 4)
+			img := screenshot(t, buf.Bytes())
+			err := checkCharts(img, 4)
+			if err == nil {
+				err = checkSplit(img)
+			}
 			if err == nil {
 				t.Fatal("a page with empty series passed the chart check")
 			}
