@@ -202,6 +202,8 @@ func (r *cellRun) throughput() float64 {
 // compareJSON is compare's result: --json, the job's summary, the report.
 type compareJSON struct {
 	Cells       []cellJSON        `json:"cells"`
+	// Pairs sets every two cells that differ only in mode side by side.
+	Pairs []modePairJSON `json:"mode_pairs"`
 	Workload    string            `json:"workload"`
 	Database    string            `json:"database"`
 	Driver      string            `json:"driver,omitempty"`
@@ -807,6 +809,7 @@ func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.I
 		}
 		out.Cells = append(out.Cells, cj)
 	}
+	out.Pairs = modePairs(out.Cells)
 	return out
 }
 
@@ -829,7 +832,7 @@ func printCompare(w io.Writer, c *compareJSON) {
 		p90 = c.P90Type + " p90 ms"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "mode\ttransport\tvus\tNOPM\tTPM\tsource\t%s\trt/txn\tbytes/txn\tcpu µs/txn\tratio\tjob\t\n", p90)
+	fmt.Fprintf(tw, "mode\ttransport\tvus\tNOPM\tTPM\tsource\t%s\trt/txn\tbytes/txn\tcpu µs/txn\tserver cpu µs/txn\tratio\tjob\t\n", p90)
 	for _, r := range c.Cells {
 		cost := r.cost()
 		rt, bytes, cpu := "-", "-", "-"
@@ -853,12 +856,18 @@ func printCompare(w io.Writer, c *compareJSON) {
 		if r.Interrupted {
 			mark = " (interrupted)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t\n", r.Mode, r.Transport, r.VUs, rate(r.NOPM),
-			thousands(int64(r.TPM+0.5)), src, ms(r.P90Ms), rt, bytes, cpu, ratio, job, mark)
+		srv := "-"
+		if v := r.serverCPU(); v != nil {
+			srv = fmt.Sprintf("%.0f", *v)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t\n", r.Mode, r.Transport, r.VUs, rate(r.NOPM),
+			thousands(int64(r.TPM+0.5)), src, ms(r.P90Ms), rt, bytes, cpu, srv, ratio, job, mark)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "NOPM from the database; TPM from the database's counters (db) or sledge's (client); rt, bytes and cpu")
-	fmt.Fprintln(w, "per transaction, measured by the client (- when the run did not report them); ratio: NOPM / the first cell's")
+	fmt.Fprintln(w, "per transaction, measured by the client (- when the run did not report them); server cpu: the server's")
+	fmt.Fprintln(w, "processes on this machine, from /proc (- when remote or embedded); ratio: NOPM / the first cell's")
+	printPairs(w, c.Pairs)
 }
 
 func (r *cellJSON) cost() *report.Cost {
@@ -896,6 +905,10 @@ func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 			rc.JobID = *x.JobID
 		}
 		r.Cells = append(r.Cells, rc)
+	}
+	for _, p := range c.Pairs {
+		r.Pairs = append(r.Pairs, report.Pair{From: p.From, To: p.To, Transport: p.Transport, VUs: p.VUs, Ratio: p.Ratio,
+			RoundTripsDelta: p.RoundTripsDelta, ClientCPUUsDelta: p.ClientCPUUsDelta, ServerCPUUsDelta: p.ServerCPUUsDelta})
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {

@@ -329,7 +329,24 @@ func TestContractCompare(t *testing.T) {
 	for _, f := range serverPerTxnKeys {
 		keys["cells[].server_per_txn."+f] = jNumNil
 	}
+	// Issue 13: every two cells that differ only in mode, side by side.
+	for k, v := range map[string]kind{"mode_pairs[].from": jString, "mode_pairs[].to": jString, "mode_pairs[].transport": jString,
+		"mode_pairs[].vus": jNumber, "mode_pairs[].ratio": jNumNil, "mode_pairs[].round_trips_delta": jNumNil,
+		"mode_pairs[].client_cpu_us_delta": jNumNil, "mode_pairs[].server_cpu_us_delta": jNumNil} {
+		keys[k] = v
+	}
 	pinKeys(t, "compare --json", stdout, keys)
+	var pairs struct {
+		Pairs []modePairJSON `json:"mode_pairs"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &pairs); err != nil || len(pairs.Pairs) != 2 {
+		t.Errorf("compare --json: %d mode pairs (%v), want 2: client against prepared at 1 and at 2 VUs", len(pairs.Pairs), err)
+	}
+	for _, p := range pairs.Pairs {
+		if p.From != "client" || p.To != "prepared" || p.Ratio == nil || p.ClientCPUUsDelta == nil || p.ServerCPUUsDelta != nil {
+			t.Errorf("pair %+v: want client → prepared with a ratio and a client CPU change, no server CPU (embedded)", p)
+		}
+	}
 	if fi, err := os.Stat(html); err != nil || fi.Size() == 0 {
 		t.Errorf("compare --html wrote no report: %v", err)
 	}

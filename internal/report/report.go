@@ -49,6 +49,18 @@ type Cell struct {
 	Interrupted bool
 }
 
+// Pair is two cells that differ only in mode: To's throughput over From's,
+// and To − From per transaction. A nil figure was not measured in both.
+type Pair struct {
+	From, To         string
+	Transport        string
+	VUs              int
+	Ratio            *float64
+	RoundTripsDelta  *float64
+	ClientCPUUsDelta *float64
+	ServerCPUUsDelta *float64
+}
+
 // Fact is one named value shown in the report's fact lists.
 type Fact struct{ Name, Value string }
 
@@ -64,7 +76,8 @@ type Report struct {
 	Host        []Fact
 	Run         []Fact // seed, ramp-up, duration or iterations, scale
 	Cells       []Cell
-	JobID       int64 // the compare job, 0 when not recorded
+	Pairs       []Pair // mode against mode
+	JobID       int64  // the compare job, 0 when not recorded
 	Interrupted bool
 }
 
@@ -101,7 +114,22 @@ type view struct {
 	HasSplit   bool
 	SplitKeys  []legendItem
 	Rows       []row
+	PairRows   []pairRow
 	Settings   []Fact
+}
+
+// pairRow is a Pair as the table shows it.
+type pairRow struct{ From, To, Transport, VUs, Ratio, RoundTrips, ClientCPU, ServerCPU string }
+
+func newPairRow(p Pair) pairRow {
+	f := func(v *float64, format string) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	return pairRow{From: p.From, To: p.To, Transport: p.Transport, VUs: strconv.Itoa(p.VUs), Ratio: f(p.Ratio, "%.2f"),
+		RoundTrips: f(p.RoundTripsDelta, "%+.1f"), ClientCPU: f(p.ClientCPUUsDelta, "%+.0f"), ServerCPU: f(p.ServerCPUUsDelta, "%+.0f")}
 }
 
 type legendItem struct{ Name, Color, Dash string }
@@ -173,6 +201,9 @@ func build(r *Report) *view {
 		{Name: "waiting (derived: mean latency − both CPUs)", Color: WaitColor}}
 	for _, c := range r.Cells {
 		v.Rows = append(v.Rows, tableRow(c))
+	}
+	for _, p := range r.Pairs {
+		v.PairRows = append(v.PairRows, newPairRow(p))
 	}
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {

@@ -40,7 +40,8 @@ func TestWriteSelfContainedAndEscaped(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"&lt;script&gt;", "x86 &lt;test&gt; &amp; co", "<polyline", "<rect", "NOPM against virtual users",
-		"procedure · unix", "stroke-dasharray", "round trips per transaction", "shared_buffers"} {
+		"procedure · unix", "stroke-dasharray", "round trips per transaction", "shared_buffers",
+		"Mode against mode", "<td class=\"n\">&#43;30.0</td><td class=\"n\">&#43;90</td><td class=\"n\">&#43;200</td>", "<td class=\"n\">0.50</td><td class=\"n\">-</td>"} {
 		if !strings.Contains(html, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -27,6 +27,9 @@ func sample() *Report {
 			}
 		}
 	}
+	ratio, rt, cpu, srv := 0.5, 30.0, 90.0, 200.0
+	r.Pairs = []Pair{{From: "procedure", To: "client", Transport: "tcp", VUs: 1, Ratio: &ratio, RoundTripsDelta: &rt,
+		ClientCPUUsDelta: &cpu, ServerCPUUsDelta: &srv}, {From: "procedure", To: "client", Transport: "unix", VUs: 1, Ratio: &ratio}}
 	first := *r.Cells[0].NOPM
 	for i := range r.Cells {
 		x := *r.Cells[i].NOPM / first
