@@ -201,9 +201,9 @@ func (r *cellRun) throughput() float64 {
 
 // compareJSON is compare's result: --json, the job's summary, the report.
 type compareJSON struct {
-	Cells       []cellJSON        `json:"cells"`
+	Cells []cellJSON `json:"cells"`
 	// Pairs sets every two cells that differ only in mode side by side.
-	Pairs []modePairJSON `json:"mode_pairs"`
+	Pairs       []modePairJSON    `json:"mode_pairs"`
 	Workload    string            `json:"workload"`
 	Database    string            `json:"database"`
 	Driver      string            `json:"driver,omitempty"`
