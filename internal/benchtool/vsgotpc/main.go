@@ -62,6 +62,10 @@ type sample struct {
 	nopm  float64 // from the database
 	own   float64 // the tool's own figure (go-tpc tpmC, sledge nopm)
 	cpuUs float64 // client CPU per committed New-Order, µs
+	srvUs float64 // the server's CPU per committed New-Order, µs (/proc)
+	// sledge's own figures per transaction (0 for go-tpc): round trips,
+	// client CPU, server CPU.
+	rt, txCPU, txSrv float64
 }
 
 func run(dbs string, warehouses, threads, rounds int, d time.Duration, modes []string, gotpc string) error {
@@ -216,26 +220,52 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 		if err != nil {
 			return sample{}, fmt.Errorf("read %s's new orders: %w", db, err)
 		}
+		srv0, err := serverCPU(t.srv)
+		if err != nil {
+			return sample{}, err
+		}
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		if err := cmd.Run(); err != nil {
 			return sample{}, fmt.Errorf("%s: %v: %s", names[i], err, child.RedactArgs([]string{lastLines(errOut.String()+out.String(), 5)}, t.srv.Password)[0])
+		}
+		srv1, err := serverCPU(t.srv)
+		if err != nil {
+			return sample{}, err
 		}
 		after, err := t.counter(db)
 		if err != nil {
 			return sample{}, fmt.Errorf("read %s's new orders: %w", db, err)
 		}
 		s := sample{nopm: float64(after-before) / d.Minutes()}
+		if after > before {
+			s.srvUs = (srv1 - srv0) / float64(after-before)
+		}
 		if i == 0 {
 			if m := tpmC.FindStringSubmatch(out.String()); m != nil {
 				s.own, _ = strconv.ParseFloat(m[1], 64)
 			}
 		} else {
 			var r struct {
-				NOPM *float64 `json:"nopm"`
+				NOPM   *float64 `json:"nopm"`
+				PerTxn struct {
+					RoundTrips float64  `json:"round_trips"`
+					CPU        *float64 `json:"client_cpu_us"`
+				} `json:"per_txn"`
+				Server struct {
+					User *float64 `json:"cpu_user_us"`
+					Sys  *float64 `json:"cpu_sys_us"`
+				} `json:"server_per_txn"`
 			}
 			if err := json.Unmarshal(out.Bytes(), &r); err == nil && r.NOPM != nil {
 				s.own = *r.NOPM
+				s.rt = r.PerTxn.RoundTrips
+				if r.PerTxn.CPU != nil {
+					s.txCPU = *r.PerTxn.CPU
+				}
+				if r.Server.User != nil && r.Server.Sys != nil {
+					s.txSrv = *r.Server.User + *r.Server.Sys
+				}
 			}
 		}
 		if after > before {
@@ -243,8 +273,8 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 		}
 		return s, nil
 	}
-	fmt.Println("| round | tool | NOPM (database) | tool's own figure | client CPU µs per New-Order |")
-	fmt.Println("|---|---|---|---|---|")
+	fmt.Println("| round | tool | NOPM (database) | tool's own figure | client CPU µs per New-Order | server CPU µs per New-Order |")
+	fmt.Println("|---|---|---|---|---|---|")
 	res := make([][]sample, len(names))
 	for r := 1; r <= rounds; r++ {
 		order := make([]int, len(names))
@@ -262,15 +292,23 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 				return err
 			}
 			res[i] = append(res[i], s)
-			fmt.Printf("| %d | %s | %.0f | %.0f | %.0f |\n", r, names[i], s.nopm, s.own, s.cpuUs)
+			fmt.Printf("| %d | %s | %.0f | %.0f | %.0f | %.0f |\n", r, names[i], s.nopm, s.own, s.cpuUs, s.srvUs)
 		}
 	}
-	fmt.Println("\n| tool | median NOPM | ratio to go-tpc (goal ≥ 1.3 for the best client-side mode) | median client CPU µs per New-Order |")
-	fmt.Println("|---|---|---|---|")
+	fmt.Println("\n| tool | median NOPM | ratio to go-tpc (goal ≥ 1.3 for the best client-side mode) | client CPU µs per New-Order | server CPU µs per New-Order |")
+	fmt.Println("|---|---|---|---|---|")
 	g := median(res[0], func(s sample) float64 { return s.nopm })
 	for i := range names {
 		n := median(res[i], func(s sample) float64 { return s.nopm })
-		fmt.Printf("| %s | %.0f | %.2f | %.0f |\n", names[i], n, n/g, median(res[i], func(s sample) float64 { return s.cpuUs }))
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.0f |\n", names[i], n, n/g, median(res[i], func(s sample) float64 { return s.cpuUs }),
+			median(res[i], func(s sample) float64 { return s.srvUs }))
+	}
+	fmt.Println("\nsledge's own figures per transaction of the mix (medians): round trips and client CPU measured by the client, server CPU from /proc")
+	fmt.Println("\n| mode | round trips | client CPU µs | server CPU µs |")
+	fmt.Println("|---|---|---|---|")
+	for i := 1; i < len(names); i++ {
+		fmt.Printf("| %s | %.1f | %.0f | %.0f |\n", modes[i-1], median(res[i], func(s sample) float64 { return s.rt }),
+			median(res[i], func(s sample) float64 { return s.txCPU }), median(res[i], func(s sample) float64 { return s.txSrv }))
 	}
 	return nil
 }
@@ -303,4 +341,51 @@ func median(s []sample, f func(sample) float64) float64 {
 		return 0
 	}
 	return v[len(v)/2]
+}
+
+// serverCPU is the CPU time in µs the server's processes have used: the
+// main process, every child alive now, and the children it has reaped
+// (cutime, cstime: a PostgreSQL backend that ended mid-run still counts).
+func serverCPU(srv *testdb.Server) (float64, error) {
+	pid, err := srv.PID()
+	if err != nil {
+		return 0, err
+	}
+	ticks := func(p int, children bool) (float64, int, error) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			return 0, 0, err
+		}
+		// Fields after the command name, which may hold spaces.
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+2:]))
+		ppid, _ := strconv.Atoi(f[1])
+		var sum float64
+		for _, i := range []int{11, 12} { // utime, stime
+			v, _ := strconv.ParseFloat(f[i], 64)
+			sum += v
+		}
+		if children {
+			for _, i := range []int{13, 14} { // cutime, cstime
+				v, _ := strconv.ParseFloat(f[i], 64)
+				sum += v
+			}
+		}
+		return sum, ppid, nil
+	}
+	total, _, err := ticks(pid, true)
+	if err != nil {
+		return 0, fmt.Errorf("server CPU: %w", err)
+	}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == pid {
+			continue
+		}
+		if t, ppid, err := ticks(p, false); err == nil && ppid == pid {
+			total += t
+		}
+	}
+	const hz = 100 // USER_HZ on Linux
+	return total / hz * 1e6, nil
 }
