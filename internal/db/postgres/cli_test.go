@@ -43,6 +43,9 @@ func TestCLIRunAndCheck(t *testing.T) {
 			})
 		})
 	}
+	t.Run("pipeline", func(t *testing.T) {
+		runAndCheck(t, tcpURL(s, freshDB(t)), workload.ModePipeline, "tcp")
+	})
 	t.Run("routines=procedures", func(t *testing.T) {
 		u := tcpURL(s, freshDB(t)) + "?routines=procedures"
 		res := runAndCheck(t, u, workload.ModeProcedure, "tcp")
@@ -108,8 +111,8 @@ func TestCLIBuildTCP(t *testing.T) {
 	}
 }
 
-// One virtual user, one seed, the same iterations: the three modes (and
-// CALLed procedures) leave identical table contents, timestamps aside.
+// One virtual user, one seed, the same iterations: every mode (and CALLed
+// procedures) leaves identical table contents, timestamps aside.
 func TestSameContentsInEveryMode(t *testing.T) {
 	s := server(t)
 	type variant struct {
@@ -122,6 +125,7 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		{"client", "", workload.ModeClient, nil},
 		{"prepared", "", workload.ModePrepared, nil},
 		{"procedure-calls", "?routines=procedures", workload.ModeProcedure, nil},
+		{"pipeline", "", workload.ModePipeline, nil},
 	}
 	// The same with the VU taking the one shared connection for each
 	// transaction (--connections 1): the pooled path, in every mode.
@@ -228,8 +232,6 @@ func TestCLIBadInput(t *testing.T) {
 			[]string{"function neword", "sledge drop", "sledge build"}},
 		{"procedures missing their functions", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=procedures", "--iterations", "1"},
 			[]string{"routines=procedures", "function neword"}},
-		{"pipeline", []string{"run", "--db", tcpURL(s, noRoutines), "--mode", "pipeline", "--iterations", "1"},
-			[]string{"postgres: --mode pipeline is being built (issue 13)"}},
 		{"bad routines", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=both", "--iterations", "1"},
 			[]string{"use functions or procedures"}},
 	}

@@ -334,12 +334,12 @@ func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Unlock()
 }
 
-// Supports: every mode but pipeline.
+// Supports: procedure, client, prepared and pipeline.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModePipeline:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
+	case workload.ModeBatched, workload.ModeBlock:
 		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client or prepared", m)
 	}
 	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
