@@ -273,12 +273,13 @@ func (d *DB) flavor(ctx context.Context) error {
 	return nil
 }
 
-// Supports: procedures, client and prepared statements; no pipelining.
+// Supports: procedures, client and prepared statements, and pipeline
+// (multi-statement texts).
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModePipeline:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
+	case workload.ModeBatched, workload.ModeBlock:
 		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client or prepared", m)
 	}
 	return fmt.Errorf("mysql: unknown mode %v; use %s", m, workload.ModeList())
