@@ -73,6 +73,12 @@ const (
 
 var groupTx = map[string]string{groupBegin: "BEGIN", groupBeginRO: "BEGIN READ ONLY", groupCommit: "COMMIT"}
 
+// serverName is the name a statement is prepared under for the groups:
+// the session's other calls (fast.go) prepare it under its own name, and
+// the server would refuse a second Parse of that name. Built only for a
+// statement's first group: later ones bind the description's name.
+func serverName(name string) string { return "group:" + name }
+
 func newGroup(pc *pgconn.PgConn, text map[string]string) *group {
 	// vals is never nil, so an empty value is not taken for NULL.
 	return &group{pc: pc, text: text, prepared: map[string]*pgconn.StatementDescription{}, vals: make([]byte, 0, 4096)}
@@ -210,7 +216,7 @@ func (g *group) send(ctx context.Context) error {
 		op := &ops[i]
 		if op.prepare {
 			q, _ := g.sql(op.name)
-			p.SendPrepare(op.name, q, nil)
+			p.SendPrepare(serverName(op.name), q, nil)
 		}
 		g.params = g.params[:0]
 		for _, s := range g.spans[op.p0:op.p1] {
@@ -224,7 +230,7 @@ func (g *group) send(ctx context.Context) error {
 		if sd := g.prepared[op.name]; sd != nil {
 			p.SendQueryStatement(sd, g.params, nil, nil)
 		} else {
-			p.SendQueryPrepared(op.name, g.params, nil, nil)
+			p.SendQueryPrepared(serverName(op.name), g.params, nil, nil)
 		}
 		if op.name == groupBegin || op.name == groupBeginRO {
 			began = true
@@ -257,7 +263,7 @@ func (g *group) send(ctx context.Context) error {
 		switch r := r.(type) {
 		case *pgconn.StatementDescription:
 			if k < len(ops) {
-				r.Name = ops[k].name
+				r.Name = serverName(ops[k].name)
 				g.prepared[ops[k].name] = r
 			}
 		case *pgconn.ResultReader:

@@ -116,13 +116,14 @@ var (
 	procedures = modeURL{"procedure-call", workload.ModeProcedure, "?routines=procedures"}
 	client     = modeURL{"client", workload.ModeClient, ""}
 	prepared   = modeURL{"prepared", workload.ModePrepared, ""}
+	pipeline   = modeURL{"pipeline", workload.ModePipeline, ""}
 )
 
 func targets() []target {
 	return []target{
 		{name: "sqlite", modes: []modeURL{client, prepared}, fresh: freshSQLite, sqlDB: sqliteDB},
-		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
-		{name: "mariadb", modes: []modeURL{procedure, client, prepared}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
+		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared, pipeline}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
+		{name: "mariadb", modes: []modeURL{procedure, client, prepared, pipeline}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
 	}
 }
 
@@ -393,11 +394,17 @@ func TestEndToEnd(t *testing.T) {
 						// BEGIN, the statements, COMMIT (pgbench's BEGIN; … END;) in
 						// client mode; in prepared mode one more the first time a
 						// session runs each statement; one call in procedure mode (and
-						// for PostgreSQL one prepare per session).
+						// for PostgreSQL one prepare per session); one group in
+						// pipeline mode.
 						per := map[string]int64{"tpcb-like": 7, "simple-update": 5, "select-only": 1}[b]
 						stmts := per - 2
 						if b == "select-only" || mu.mode == workload.ModeProcedure {
 							per, stmts = 1, 1
+						}
+						// Pipeline: the update builtins are one group (BEGIN to
+						// COMMIT), whose Parse messages travel with it.
+						if mu.mode == workload.ModePipeline && b != "select-only" {
+							per, stmts = 1, 0
 						}
 						rt := st.Wire.RoundTrips
 						lo, hi := per*n, per*n+stmts*vus
