@@ -79,6 +79,8 @@ Modes (--mode), each running the same transaction logic with the same inputs:
   procedure  one call of a server-side routine per transaction (default where supported)
   client     every statement its own round trip, values as literals in the SQL text
   prepared   every statement its own round trip as a prepared statement (SQLite default)
+  pipeline   prepared's statements in groups: those whose inputs are known travel
+             together, one round trip per group (PostgreSQL, MariaDB; docs/modes.md)
 
 With no --db and no $SLEDGE_DB, the database is the embedded SQLite file
 $XDG_DATA_HOME/sledge/<workload>.db (~/.local/share/sledge/tpcc.db); a

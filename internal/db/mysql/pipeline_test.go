@@ -2,6 +2,7 @@ package mysql_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -152,5 +153,38 @@ func TestPipelineDeadlockIsRetryable(t *testing.T) {
 		if err := g.Row(i).Scan(&next); err != nil || next < 1 {
 			t.Errorf("after rollback: next o_id %d, %v", next, err)
 		}
+	}
+}
+
+// Two virtual users in pipeline mode through the CLI: every transaction
+// completes, TPM comes from the server's counters (one COMMIT per
+// transaction inside the texts), and the database stays consistent.
+func TestPipelineRunAndCheck(t *testing.T) {
+	s := need(t)
+	u := tcpURL(s, s.User, s.Password, shared(t))
+	stdout, stderr, code := sledge(t, "run", "--db", u, "--mode", "pipeline", "--vus", "2",
+		"--iterations", "150", "--seed", "11", "--json")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		Mode      string   `json:"mode"`
+		TPMSource string   `json:"tpm_source"`
+		NOPM      *float64 `json:"nopm"`
+		Total     struct {
+			Count, Errors int64
+		} `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatalf("summary: %v: %s", err, stdout)
+	}
+	if sum.Mode != "pipeline" || sum.TPMSource != "database" || sum.NOPM == nil || *sum.NOPM <= 0 {
+		t.Errorf("mode %q tpm_source %q nopm %v", sum.Mode, sum.TPMSource, sum.NOPM)
+	}
+	if sum.Total.Count != 300 || sum.Total.Errors != 0 {
+		t.Errorf("count %d errors %d, want 300 and 0", sum.Total.Count, sum.Total.Errors)
+	}
+	if _, stderr, code := sledge(t, "check", "--db", u); code != 0 {
+		t.Errorf("check after the run: exit %d: %s", code, stderr)
 	}
 }
