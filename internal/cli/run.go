@@ -81,6 +81,8 @@ Modes (--mode), each running the same transaction logic with the same inputs:
   prepared   every statement its own round trip as a prepared statement (SQLite default)
   block      the routine's code sent as one anonymous block per transaction, parsed
              every time (PostgreSQL DO, MariaDB BEGIN NOT ATOMIC; docs/modes.md)
+  pipeline   prepared's statements in groups: those whose inputs are known travel
+             together, one round trip per group (PostgreSQL, MariaDB; docs/modes.md)
 
 With no --db and no $SLEDGE_DB, the database is the embedded SQLite file
 $XDG_DATA_HOME/sledge/<workload>.db (~/.local/share/sledge/tpcc.db); a

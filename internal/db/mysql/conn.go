@@ -46,7 +46,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, err
 	}
-	sc, own, wire, dialed, err := d.sessionConn(ctx) // wire.go
+	sc, own, wire, dialed, err := d.sessionConn(ctx, m == workload.ModePipeline) // wire.go
 	if err != nil {
 		return nil, d.connErr(err)
 	}
@@ -69,6 +69,9 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 			_ = c.Close(ctx)
 			return nil, err
 		}
+	}
+	if m == workload.ModePipeline {
+		return &pipeConn{conn: c}, nil // pipeline.go
 	}
 	return c, nil
 }

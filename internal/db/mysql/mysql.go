@@ -276,14 +276,15 @@ func (d *DB) flavor(ctx context.Context) error {
 	return nil
 }
 
-// Supports: procedures, client and prepared statements, and blocks (which
-// Connect refuses on MySQL, known only once connected); no pipelining.
+// Supports: procedures, client and prepared statements, pipeline
+// (multi-statement texts) and blocks (which Connect refuses on MySQL,
+// known only once connected).
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModePipeline, workload.ModeBlock:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline:
-		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client, prepared or block", m)
+	case workload.ModeBatched:
+		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client, prepared, pipeline or block", m)
 	}
 	return fmt.Errorf("mysql: unknown mode %v; use %s", m, workload.ModeList())
 }

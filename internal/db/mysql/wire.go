@@ -20,15 +20,17 @@ import (
 // connection dialed for someone else. own is that pool (close it after
 // the connection), nil otherwise.
 // dialed is the connection the pool dialed (nil when sc is the shared
-// pool's).
-func (d *DB) sessionConn(ctx context.Context) (sc *sql.Conn, own *sql.DB, wire *metrics.WireCounts, dialed *dialedConn, err error) {
+// pool's). multi allows multi-statement texts (pipeline mode), which the
+// shared pool's connections do not.
+func (d *DB) sessionConn(ctx context.Context, multi bool) (sc *sql.Conn, own *sql.DB, wire *metrics.WireCounts, dialed *dialedConn, err error) {
 	wire = metrics.WireFrom(ctx)
-	if wire == nil && d.cfg.io == db.IOPoller {
+	if wire == nil && d.cfg.io == db.IOPoller && !multi {
 		sc, err = d.pool.Conn(ctx)
 		return sc, nil, nil, nil, err
 	}
 	dialed = &dialedConn{}
 	cfg := d.cfg.drv.Clone()
+	cfg.MultiStatements = multi
 	dial := countingDial(wire, d.cfg.io)
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		nc, err := dial(ctx, network, addr)

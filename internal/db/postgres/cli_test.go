@@ -43,6 +43,9 @@ func TestCLIRunAndCheck(t *testing.T) {
 			})
 		})
 	}
+	t.Run("pipeline", func(t *testing.T) {
+		runAndCheck(t, tcpURL(s, freshDB(t)), workload.ModePipeline, "tcp")
+	})
 	t.Run("routines=procedures", func(t *testing.T) {
 		u := tcpURL(s, freshDB(t)) + "?routines=procedures"
 		res := runAndCheck(t, u, workload.ModeProcedure, "tcp")
@@ -123,6 +126,7 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		{"prepared", "", workload.ModePrepared, nil},
 		{"procedure-calls", "?routines=procedures", workload.ModeProcedure, nil},
 		{"block", "", workload.ModeBlock, nil},
+		{"pipeline", "", workload.ModePipeline, nil},
 	}
 	// The same with the VU taking the one shared connection for each
 	// transaction (--connections 1): the pooled path, in every mode.
@@ -229,8 +233,6 @@ func TestCLIBadInput(t *testing.T) {
 			[]string{"function neword", "sledge drop", "sledge build"}},
 		{"procedures missing their functions", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=procedures", "--iterations", "1"},
 			[]string{"routines=procedures", "function neword"}},
-		{"pipeline", []string{"run", "--db", tcpURL(s, noRoutines), "--mode", "pipeline", "--iterations", "1"},
-			[]string{"postgres: --mode pipeline is being built (issue 13)"}},
 		{"bad routines", []string{"run", "--db", tcpURL(s, noRoutines) + "?routines=both", "--iterations", "1"},
 			[]string{"use functions or procedures"}},
 	}

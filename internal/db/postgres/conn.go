@@ -112,6 +112,9 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 			}
 		}
 	}
+	if m == workload.ModePipeline {
+		return &pipeConn{conn: c, g: newGroup(pc.PgConn(), text)}, nil // pipeline.go
+	}
 	return c, nil
 }
 

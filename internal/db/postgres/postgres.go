@@ -337,13 +337,13 @@ func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Unlock()
 }
 
-// Supports: every mode but pipeline and batched, still being built.
+// Supports: every mode but batched, still being built.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock, workload.ModePipeline:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline:
-		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client, prepared or block", m)
+	case workload.ModeBatched:
+		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client, prepared, pipeline or block", m)
 	}
 	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
 }

@@ -117,13 +117,14 @@ var (
 	client     = modeURL{"client", workload.ModeClient, ""}
 	prepared   = modeURL{"prepared", workload.ModePrepared, ""}
 	block      = modeURL{"block", workload.ModeBlock, ""}
+	pipeline   = modeURL{"pipeline", workload.ModePipeline, ""}
 )
 
 func targets() []target {
 	return []target{
 		{name: "sqlite", modes: []modeURL{client, prepared}, fresh: freshSQLite, sqlDB: sqliteDB},
-		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared, block}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
-		{name: "mariadb", modes: []modeURL{procedure, client, prepared, block}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
+		{name: "postgres", modes: []modeURL{procedure, procedures, client, prepared, block, pipeline}, fresh: freshPostgres, sqlDB: postgresDB, wired: true},
+		{name: "mariadb", modes: []modeURL{procedure, client, prepared, block, pipeline}, fresh: freshMariaDB, sqlDB: mariaDB, wired: true},
 	}
 }
 
@@ -394,11 +395,17 @@ func TestEndToEnd(t *testing.T) {
 						// BEGIN, the statements, COMMIT (pgbench's BEGIN; … END;) in
 						// client mode; in prepared mode one more the first time a
 						// session runs each statement; one call in procedure mode (and
-						// for PostgreSQL one prepare per session) and block mode.
+						// for PostgreSQL one prepare per session) and block mode;
+						// one group in pipeline mode.
 						per := map[string]int64{"tpcb-like": 7, "simple-update": 5, "select-only": 1}[b]
 						stmts := per - 2
 						if b == "select-only" || mu.mode.ProcedureLike() {
 							per, stmts = 1, 1
+						}
+						// Pipeline: the update builtins are one group (BEGIN to
+						// COMMIT), whose Parse messages travel with it.
+						if mu.mode == workload.ModePipeline && b != "select-only" {
+							per, stmts = 1, 0
 						}
 						rt := st.Wire.RoundTrips
 						lo, hi := per*n, per*n+stmts*vus

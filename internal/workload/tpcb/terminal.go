@@ -124,6 +124,9 @@ func (t *txn) Run(ctx context.Context, c workload.Conn) error {
 		}
 		return nil
 	}
+	if c.Mode() == workload.ModePipeline {
+		return t.pipelined(ctx, c) // pipeline.go
+	}
 	return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error { return t.run(ctx, c) })
 }
 
