@@ -66,6 +66,10 @@ type sample struct {
 	// sledge's own figures per transaction (0 for go-tpc): round trips,
 	// client CPU, server CPU.
 	rt, txCPU, txSrv float64
+	// sledge's samples of where the server's sessions were: shares of
+	// samples on CPU, waiting for the client, on a lock.
+	wCPU, wClient, wLock float64
+	stmts                float64 // statements per transaction, the database's count
 }
 
 func run(dbs string, warehouses, threads, rounds int, d time.Duration, modes []string, gotpc string) error {
@@ -253,9 +257,15 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 					CPU        *float64 `json:"client_cpu_us"`
 				} `json:"per_txn"`
 				Server struct {
-					User *float64 `json:"cpu_user_us"`
-					Sys  *float64 `json:"cpu_sys_us"`
+					User  *float64 `json:"cpu_user_us"`
+					Sys   *float64 `json:"cpu_sys_us"`
+					Stmts *float64 `json:"statements"`
 				} `json:"server_per_txn"`
+				Waits *struct {
+					CPU    float64 `json:"cpu"`
+					Client float64 `json:"client"`
+					Lock   float64 `json:"lock"`
+				} `json:"server_waits"`
 			}
 			if err := json.Unmarshal(out.Bytes(), &r); err == nil && r.NOPM != nil {
 				s.own = *r.NOPM
@@ -265,6 +275,12 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 				}
 				if r.Server.User != nil && r.Server.Sys != nil {
 					s.txSrv = *r.Server.User + *r.Server.Sys
+				}
+				if r.Server.Stmts != nil {
+					s.stmts = *r.Server.Stmts
+				}
+				if r.Waits != nil {
+					s.wCPU, s.wClient, s.wLock = r.Waits.CPU, r.Waits.Client, r.Waits.Lock
 				}
 			}
 		}
@@ -304,11 +320,14 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 			median(res[i], func(s sample) float64 { return s.srvUs }))
 	}
 	fmt.Println("\nsledge's own figures per transaction of the mix (medians): round trips and client CPU measured by the client, server CPU from /proc")
-	fmt.Println("\n| mode | round trips | client CPU µs | server CPU µs |")
-	fmt.Println("|---|---|---|---|")
+	fmt.Println("and the database's own counts and samples (statements; share of session samples on CPU, waiting for the client, on a lock)")
+	fmt.Println("\n| mode | round trips | client CPU µs | server CPU µs | statements | on CPU | client | lock |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for i := 1; i < len(names); i++ {
-		fmt.Printf("| %s | %.1f | %.0f | %.0f |\n", modes[i-1], median(res[i], func(s sample) float64 { return s.rt }),
-			median(res[i], func(s sample) float64 { return s.txCPU }), median(res[i], func(s sample) float64 { return s.txSrv }))
+		m := func(f func(s sample) float64) float64 { return median(res[i], f) }
+		fmt.Printf("| %s | %.1f | %.0f | %.0f | %.1f | %.0f%% | %.0f%% | %.0f%% |\n", modes[i-1], m(func(s sample) float64 { return s.rt }),
+			m(func(s sample) float64 { return s.txCPU }), m(func(s sample) float64 { return s.txSrv }), m(func(s sample) float64 { return s.stmts }),
+			100*m(func(s sample) float64 { return s.wCPU }), 100*m(func(s sample) float64 { return s.wClient }), 100*m(func(s sample) float64 { return s.wLock }))
 	}
 	return nil
 }
