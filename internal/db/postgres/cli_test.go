@@ -108,8 +108,8 @@ func TestCLIBuildTCP(t *testing.T) {
 	}
 }
 
-// One virtual user, one seed, the same iterations: the three modes (and
-// CALLed procedures) leave identical table contents, timestamps aside.
+// One virtual user, one seed, the same iterations: every mode (and CALLed
+// procedures) leaves identical table contents, timestamps aside.
 func TestSameContentsInEveryMode(t *testing.T) {
 	s := server(t)
 	type variant struct {
@@ -121,6 +121,7 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		{"procedure", "", workload.ModeProcedure, nil},
 		{"client", "", workload.ModeClient, nil},
 		{"prepared", "", workload.ModePrepared, nil},
+		{"batched", "", workload.ModeBatched, nil},
 		{"procedure-calls", "?routines=procedures", workload.ModeProcedure, nil},
 	}
 	// The same with the VU taking the one shared connection for each

@@ -9,7 +9,10 @@
 //     text by pgx (simple protocol: the server parses every statement);
 //   - prepared: every statement its own round trip as a server-side
 //     prepared statement, prepared once per connection (pgx
-//     QueryExecModeCacheStatement).
+//     QueryExecModeCacheStatement);
+//   - batched: set-oriented statements (IN lists, multi-row INSERT, UPDATE …
+//     FROM VALUES), prepared like prepared mode's, one per repeat count of
+//     their {{…}} groups (db.Repeated).
 //
 // The build loads through COPY (pgx CopyFrom) on a few connections of its
 // own, then creates the primary keys, the secondary indexes and the
@@ -165,7 +168,8 @@ type DB struct {
 	admin   []*pgx.Conn
 	closed  bool
 
-	named db.NamedCache // workload -> statement -> SQL, parsed once
+	named    db.NamedCache    // workload -> statement -> SQL, parsed once
+	repeated db.RepeatedCache // workload -> statements with repeated groups
 
 	// fast runs virtual users' named statements on pgconn directly
 	// (fast.go); URL option api=pgx turns it off, for comparison.
@@ -334,12 +338,12 @@ func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Unlock()
 }
 
-// Supports: every mode but pipeline.
+// Supports: every mode but pipeline and block.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
+	case workload.ModePipeline, workload.ModeBlock:
 		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client or prepared", m)
 	}
 	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
