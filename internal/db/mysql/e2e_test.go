@@ -131,7 +131,7 @@ func shared(t *testing.T) string {
 	return name
 }
 
-var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared}
+var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched}
 
 // runModes runs f once per supported mode, as subtests named by mode.
 func runModes(t *testing.T, f func(t *testing.T, m workload.Mode)) {
@@ -251,8 +251,8 @@ func tableHashes(t *testing.T, s *testdb.Server, name string) map[string]string 
 	return out
 }
 
-// TestModesSameContents: one VU, the same seeds and iterations, on three
-// databases built alike, leave identical tables in the three modes, with
+// TestModesSameContents: one VU, the same seeds and iterations, on
+// databases built alike, leave identical tables in every mode, with
 // the VU's own connection or a shared one (--connections 1): the
 // procedures do what the client does.
 func TestModesSameContents(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package mysql runs workloads on MariaDB and MySQL (and wire-compatible
 // servers) through github.com/go-sql-driver/mysql, over TCP or a unix
-// socket. It supports all three modes that need no pipelining:
+// socket. It supports the modes that need no pipelining:
 //
 //   - procedure (default): one CALL of a stored procedure per transaction,
 //     which runs the whole transaction inside the server (sql/tpcc/
@@ -10,6 +10,9 @@
 //     plans each one.
 //   - prepared: every statement its own round trip as a server-side prepared
 //     statement, prepared once per session.
+//   - batched: set-oriented statements (IN lists, multi-row INSERT, UPDATE
+//     joined to a derived table of the rows), prepared like prepared mode's,
+//     one per repeat count of their {{…}} groups (db.Repeated).
 //
 // SQL lives in sql/<workload>/*.sql, valid on MySQL 8 and MariaDB; files in
 // sql/mariadb/<workload>/ override them when the server is MariaDB.
@@ -228,7 +231,8 @@ type DB struct {
 	flavorMu    sync.Mutex
 	flavorKnown bool // files.Dirs is set
 
-	named db.NamedCache // workload -> statement -> SQL, parsed once
+	named    db.NamedCache    // workload -> statement -> SQL, parsed once
+	repeated db.RepeatedCache // workload -> statements with repeated groups
 
 	procsOK sync.Map // workload -> true once its procedures were seen
 
@@ -273,12 +277,13 @@ func (d *DB) flavor(ctx context.Context) error {
 	return nil
 }
 
-// Supports: procedures, client and prepared statements; no pipelining.
+// Supports: procedures, client and prepared statements, batched; no
+// pipelining or blocks yet.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched:
 		return nil
-	case workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
+	case workload.ModePipeline, workload.ModeBlock:
 		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client or prepared", m)
 	}
 	return fmt.Errorf("mysql: unknown mode %v; use %s", m, workload.ModeList())
