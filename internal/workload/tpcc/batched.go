@@ -301,8 +301,13 @@ func (t *payment) batched(ctx context.Context, c workload.Conn) error {
 
 	cust := &r.cust
 	if cust.credit == "BC" {
-		data, ok := r.data.(string)
-		if !ok {
+		var data string
+		switch v := r.data.(type) {
+		case string:
+			data = v
+		case []byte:
+			data = string(v)
+		default:
 			return fmt.Errorf("payment: customer w=%d d=%d c=%d has bad credit but c_data came back as %T", t.cw, t.cd, cust.id, r.data)
 		}
 		data = badCreditData(cust.id, t.cd, t.cw, d, w, t.amount, data)
