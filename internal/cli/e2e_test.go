@@ -79,14 +79,15 @@ func breakData(t *testing.T, path, stmt string) {
 }
 
 // The transaction logic is written once: with one VU and the same seed,
-// client and prepared modes must leave the same table contents, with the
-// VU's own connection or taking the one shared connection per transaction
-// (--connections 1).
+// every mode SQLite runs (client, prepared, batched) must leave the same
+// table contents, with the VU's own connection or taking the one shared
+// connection per transaction (--connections 1).
 func TestModesLeaveTheSameContents(t *testing.T) {
 	var want map[string]string
 	for _, run := range [][]string{
-		{"--mode", "client"}, {"--mode", "prepared"},
+		{"--mode", "client"}, {"--mode", "prepared"}, {"--mode", "batched"},
 		{"--mode", "client", "--connections", "1"}, {"--mode", "prepared", "--connections", "1"},
+		{"--mode", "batched", "--connections", "1"},
 	} {
 		path := builtDB(t)
 		args := append([]string{"run", "--db", "sqlite://" + path, "--vus", "1", "--iterations", "400", "--seed", "42", "--json"}, run...)

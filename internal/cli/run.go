@@ -136,7 +136,7 @@ its own). --no-cost turns the measuring off, to see what it costs;
 	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
 	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
 	fs.BoolVar(&o.keyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
-	fs.StringVar(&o.mode, "mode", "", "procedure, client, prepared or block (default: procedure where the database has procedures)")
+	fs.StringVar(&o.mode, "mode", "", "procedure, client, prepared, batched, pipeline or block (default: procedure where the database has procedures)")
 	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
 	fs.IntVar(&o.maxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
 	fs.Float64VarP(&o.rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")

@@ -51,8 +51,16 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		return nil, d.connErr(err)
 	}
 	c := &conn{d: d, c: sc, mode: m, w: w, text: text, own: own, wire: wire, dialed: dialed}
-	if m == workload.ModePrepared {
+	if m == workload.ModePrepared || m == workload.ModeBatched {
 		c.stmts = make(map[string]*sql.Stmt, len(text))
+	}
+	if m == workload.ModeBatched {
+		// Only batched statements have repeated groups; other modes skip
+		// the lookup.
+		if c.rep, err = d.repeated.Get("mysql", w, text, db.Question); err != nil {
+			_ = c.Close(ctx)
+			return nil, err
+		}
 	}
 	if _, err := sc.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[d.cfg.isolation]); err != nil {
 		_ = c.Close(ctx)
@@ -144,8 +152,9 @@ type conn struct {
 	c     *sql.Conn
 	mode  workload.Mode
 	w     string
-	text  map[string]string // shared by every session; read only
-	stmts map[string]*sql.Stmt
+	text  map[string]string       // shared by every session; read only
+	rep   map[string]*db.Repeated // statements with repeated groups, batched mode only
+	stmts map[string]*sql.Stmt    // prepared and batched modes, by prepared name
 	inTx  bool
 	own   *sql.DB             // the session's own pool when counted (wire.go)
 	wire  *metrics.WireCounts // nil: not counted
@@ -191,20 +200,33 @@ func (c *conn) interrupted(err error) error {
 
 func (c *conn) Mode() workload.Mode { return c.mode }
 
-// stmt returns the prepared statement name, preparing it on first use.
-func (c *conn) stmt(ctx context.Context, name string) (*sql.Stmt, error) {
-	if st, ok := c.stmts[name]; ok {
+// stmt returns the prepared statement name for nargs arguments, preparing
+// it on first use. A statement with repeated groups has one per repeat
+// count (db.Repeated).
+func (c *conn) stmt(ctx context.Context, name string, nargs int) (*sql.Stmt, error) {
+	prep := name
+	var text string
+	if r, ok := c.rep[name]; ok {
+		e, err := r.For(nargs)
+		if err != nil {
+			return nil, fmt.Errorf("mysql: %w", err)
+		}
+		prep, text = e.Name, e.Text
+	}
+	if st, ok := c.stmts[prep]; ok {
 		return st, nil
 	}
-	text, ok := c.text[name]
-	if !ok {
-		return nil, c.unknown(name)
+	if text == "" {
+		var ok bool
+		if text, ok = c.text[name]; !ok {
+			return nil, c.unknown(name)
+		}
 	}
 	st, err := c.c.PrepareContext(ctx, text)
 	if err != nil {
 		return nil, c.wrap("prepare", name, err)
 	}
-	c.stmts[name] = st
+	c.stmts[prep] = st
 	return st, nil
 }
 
@@ -221,7 +243,7 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 	var res sql.Result
 	if c.stmts != nil {
 		var st *sql.Stmt
-		if st, err = c.stmt(ctx, name); err != nil {
+		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return 0, err
 		}
 		res, err = st.ExecContext(ctx, args...)
@@ -254,7 +276,7 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 	}
 	// The row is read in Scan, which ends the call.
 	if c.stmts != nil {
-		st, err := c.stmt(ctx, name)
+		st, err := c.stmt(ctx, name, len(args))
 		if err != nil {
 			c.end()
 			return &row{err: err}
@@ -277,7 +299,7 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 	var rs *sql.Rows
 	if c.stmts != nil {
 		var st *sql.Stmt
-		if st, err = c.stmt(ctx, name); err != nil {
+		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			c.end()
 			return nil, err
 		}

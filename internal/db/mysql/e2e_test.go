@@ -131,7 +131,7 @@ func shared(t *testing.T) string {
 	return name
 }
 
-var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock}
+var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched, workload.ModeBlock}
 
 // runModes runs f once per supported mode, as subtests named by mode.
 func runModes(t *testing.T, f func(t *testing.T, m workload.Mode)) {

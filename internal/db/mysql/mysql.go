@@ -13,6 +13,9 @@
 //   - block (MariaDB): one BEGIN NOT ATOMIC compound statement per
 //     transaction made of the procedure's own body, its arguments written
 //     in as literals, parsed every time (block.go).
+//   - batched: set-oriented statements (IN lists, multi-row INSERT, UPDATE
+//     joined to a derived table of the rows), prepared like prepared mode's,
+//     one per repeat count of their {{…}} groups (db.Repeated).
 //
 // SQL lives in sql/<workload>/*.sql, valid on MySQL 8 and MariaDB; files in
 // sql/mariadb/<workload>/ override them when the server is MariaDB.
@@ -231,7 +234,8 @@ type DB struct {
 	flavorMu    sync.Mutex
 	flavorKnown bool // files.Dirs is set
 
-	named db.NamedCache // workload -> statement -> SQL, parsed once
+	named    db.NamedCache    // workload -> statement -> SQL, parsed once
+	repeated db.RepeatedCache // workload -> statements with repeated groups
 
 	procsOK sync.Map // workload -> true once its procedures were seen
 
@@ -276,15 +280,13 @@ func (d *DB) flavor(ctx context.Context) error {
 	return nil
 }
 
-// Supports: procedures, client and prepared statements, pipeline
-// (multi-statement texts) and blocks (which Connect refuses on MySQL,
-// known only once connected).
+// Supports: every mode: procedures, client and prepared statements,
+// batched, pipeline (multi-statement texts) and blocks (which Connect
+// refuses on MySQL, known only once connected).
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModePipeline, workload.ModeBlock:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
 		return nil
-	case workload.ModeBatched:
-		return fmt.Errorf("mysql: --mode %s is being built (issue 13); use procedure, client, prepared, pipeline or block", m)
 	}
 	return fmt.Errorf("mysql: unknown mode %v; use %s", m, workload.ModeList())
 }

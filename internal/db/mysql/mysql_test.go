@@ -74,7 +74,7 @@ func TestParseURL(t *testing.T) {
 func TestStatements(t *testing.T) {
 	w := tpcc.New(tpcc.Config{Warehouses: 1})
 	var want []string
-	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared} {
+	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched} {
 		for _, s := range w.Statements(m) {
 			if !slices.Contains(want, s) {
 				want = append(want, s)

@@ -8,13 +8,10 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/testdb"
-	"github.com/sledge-bench/sledge/internal/workload"
 )
 
-// The round trips of a New-Order, as docs/cost.md gives them: one CALL in
-// procedure mode, one BEGIN NOT ATOMIC block in block mode; in client and prepared modes one per statement plus
-// BEGIN and COMMIT (8 + 4 × order lines), and in prepared mode one more
-// the first time the session prepares each statement.
+// The round trips of a New-Order in every mode, as docs/cost.md gives them
+// (testdb.TestNewOrderRoundTrips).
 func TestNewOrderRoundTrips(t *testing.T) {
 	s := need(t)
 	d, err := db.Open(context.Background(), tcpURL(s, s.User, s.Password, shared(t)))
@@ -22,31 +19,7 @@ func TestNewOrderRoundTrips(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	runModes(t, func(t *testing.T, m workload.Mode) {
-		ex, err := testdb.NewOrders(context.Background(), d, m, 42, 6)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, e := range ex {
-			want := e.Calls
-			if m == workload.ModePrepared {
-				want += e.FirstUses
-			}
-			if e.Wire.RoundTrips != want {
-				t.Errorf("New-Order %d: %d round trips, want %d (%d calls, %d first uses)", i, e.Wire.RoundTrips, want, e.Calls, e.FirstUses)
-			}
-			if e.Wire.BytesSent == 0 || e.Wire.BytesReceived == 0 {
-				t.Errorf("New-Order %d: no bytes counted: %+v", i, e.Wire)
-			}
-			switch {
-			case m.ProcedureLike() && e.Wire.RoundTrips != 1:
-				t.Errorf("%s New-Order %d: %d round trips, want 1", m, i, e.Wire.RoundTrips)
-			case !m.ProcedureLike() && !e.RolledBack && (e.Calls < 28 || e.Calls > 68 || (e.Calls-8)%4 != 0):
-				t.Errorf("%s New-Order %d: %d statements, want 8 + 4 × (5..15)", m, i, e.Calls)
-			}
-		}
-		t.Logf("%s: %+v", m, ex)
-	})
+	testdb.TestNewOrderRoundTrips(t, d, modes)
 }
 
 // The summary's cost per transaction on MariaDB: the types' round trips

@@ -124,6 +124,7 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		{"procedure", "", workload.ModeProcedure, nil},
 		{"client", "", workload.ModeClient, nil},
 		{"prepared", "", workload.ModePrepared, nil},
+		{"batched", "", workload.ModeBatched, nil},
 		{"procedure-calls", "?routines=procedures", workload.ModeProcedure, nil},
 		{"block", "", workload.ModeBlock, nil},
 		{"pipeline", "", workload.ModePipeline, nil},

@@ -86,6 +86,14 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		return nil, err
 	}
 	c := &conn{c: pc, mode: m, w: w, text: text, wire: metrics.WireFrom(ctx)}
+	if m == workload.ModeBatched {
+		// Only batched statements have repeated groups; other modes skip
+		// the lookup.
+		if c.rep, err = d.repeated.Get("postgres", w, text, db.Dollar); err != nil {
+			_ = pc.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
 	if d.fast {
 		c.f = newFast(pc.PgConn(), m == workload.ModeClient)
 	}
@@ -225,7 +233,8 @@ type conn struct {
 	c    *pgx.Conn
 	mode workload.Mode
 	w    string
-	text map[string]string // shared by every session; read only
+	text map[string]string       // shared by every session; read only
+	rep  map[string]*db.Repeated // statements with repeated groups, batched mode only
 	inTx bool
 	wire *metrics.WireCounts // the dial counted into it (wire.go); nil: not counted
 	f    *fast               // the pgconn path (fast.go); nil: pgx for everything
@@ -234,20 +243,32 @@ type conn struct {
 
 func (c *conn) Mode() workload.Mode { return c.mode }
 
-func (c *conn) sql(name string) (string, error) {
-	if q, ok := c.text[name]; ok {
-		return q, nil
+// sql returns the text of statement name for nargs arguments and the name
+// to prepare it under: a statement with repeated groups has one of each per
+// repeat count (db.Repeated).
+func (c *conn) sql(name string, nargs int) (prepName, q string, err error) {
+	if c.rep != nil {
+		if r, ok := c.rep[name]; ok {
+			e, err := r.For(nargs)
+			if err != nil {
+				return "", "", fmt.Errorf("postgres: %w", err)
+			}
+			return e.Name, e.Text, nil
+		}
 	}
-	return "", fmt.Errorf("postgres: no statement %q for workload %s", name, c.w)
+	if q, ok := c.text[name]; ok {
+		return name, q, nil
+	}
+	return "", "", fmt.Errorf("postgres: no statement %q for workload %s", name, c.w)
 }
 
 func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
-	q, err := c.sql(name)
+	prep, q, err := c.sql(name, len(args))
 	if err != nil {
 		return 0, err
 	}
 	if c.f != nil && encodable(args) {
-		n, err := c.f.exec(ctx, name, q, args)
+		n, err := c.f.exec(ctx, prep, q, args)
 		if err != nil {
 			return 0, wrap("exec", name, err)
 		}
@@ -266,12 +287,12 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 			return c.blk.queryRow(ctx, name, k, args)
 		}
 	}
-	q, err := c.sql(name)
+	prep, q, err := c.sql(name, len(args))
 	if err != nil {
 		return &row{err: err}
 	}
 	if c.f != nil && encodable(args) {
-		rs, err := c.f.query(ctx, name, q, args)
+		rs, err := c.f.query(ctx, prep, q, args)
 		if err != nil {
 			return &fastRow{err: wrap("query", name, err)}
 		}
@@ -281,12 +302,12 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 }
 
 func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Rows, error) {
-	q, err := c.sql(name)
+	prep, q, err := c.sql(name, len(args))
 	if err != nil {
 		return nil, err
 	}
 	if c.f != nil && encodable(args) {
-		rs, err := c.f.query(ctx, name, q, args)
+		rs, err := c.f.query(ctx, prep, q, args)
 		if err != nil {
 			return nil, wrap("query", name, err)
 		}

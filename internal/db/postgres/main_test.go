@@ -145,9 +145,12 @@ func tryExec(s *testdb.Server, stmt string) error {
 	return err
 }
 
+// modes are the modes PostgreSQL supports.
+var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched}
+
 // runModes runs fn once per mode PostgreSQL supports, as subtests.
 func runModes(t *testing.T, fn func(t *testing.T, m workload.Mode)) {
-	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared} {
+	for _, m := range modes {
 		t.Run(m.String(), func(t *testing.T) { fn(t, m) })
 	}
 }

@@ -13,6 +13,9 @@
 //   - block: one DO block per transaction made of the function's own body,
 //     its arguments written in as literals, parsed and compiled every time
 //     (block.go).
+//   - batched: set-oriented statements (IN lists, multi-row INSERT, UPDATE …
+//     FROM VALUES), prepared like prepared mode's, one per repeat count of
+//     their {{…}} groups (db.Repeated).
 //
 // The build loads through COPY (pgx CopyFrom) on a few connections of its
 // own, then creates the primary keys, the secondary indexes and the
@@ -168,7 +171,8 @@ type DB struct {
 	admin   []*pgx.Conn
 	closed  bool
 
-	named db.NamedCache // workload -> statement -> SQL, parsed once
+	named    db.NamedCache    // workload -> statement -> SQL, parsed once
+	repeated db.RepeatedCache // workload -> statements with repeated groups
 
 	// fast runs virtual users' named statements on pgconn directly
 	// (fast.go); URL option api=pgx turns it off, for comparison.
@@ -337,13 +341,11 @@ func (d *DB) putAdmin(c *pgx.Conn, err error) {
 	d.adminMu.Unlock()
 }
 
-// Supports: every mode but batched, still being built.
+// Supports: every mode.
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBlock, workload.ModePipeline:
+	case workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched, workload.ModePipeline, workload.ModeBlock:
 		return nil
-	case workload.ModeBatched:
-		return fmt.Errorf("postgres: --mode %s is being built (issue 13); use procedure, client, prepared, pipeline or block", m)
 	}
 	return fmt.Errorf("postgres: unknown mode %v; use %s", m, workload.ModeList())
 }

@@ -21,7 +21,7 @@ func TestStatementsMatchWorkload(t *testing.T) {
 	}
 	w := tpcc.New(tpcc.Config{Warehouses: 1})
 	want := map[string]bool{}
-	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared} {
+	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched} {
 		for _, s := range w.Statements(m) {
 			want[s] = true
 		}

@@ -1,51 +1,20 @@
 package postgres_test
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"testing"
 
 	"github.com/sledge-bench/sledge/internal/testdb"
-	"github.com/sledge-bench/sledge/internal/workload"
 )
 
-// The round trips of a New-Order, as docs/cost.md gives them: one call in
-// procedure mode; in client and prepared modes one per statement plus
-// BEGIN and COMMIT (8 + 4 × order lines). In prepared mode a statement is
-// prepared the first time a session runs it: one more round trip, that time
-// only. Procedure mode prepares its calls when it connects.
+// The round trips of a New-Order in every mode, as docs/cost.md gives them
+// (testdb.TestNewOrderRoundTrips). Procedure mode prepares its calls when
+// it connects, so only the others pay a first use.
 func TestNewOrderRoundTrips(t *testing.T) {
 	s := server(t)
 	d := open(t, tcpURL(s, freshDB(t)))
-	runModes(t, func(t *testing.T, m workload.Mode) {
-		ex, err := testdb.NewOrders(context.Background(), d, m, 42, 6)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, e := range ex {
-			want := e.Calls
-			if m == workload.ModePrepared {
-				want += e.FirstUses
-			}
-			if e.Wire.RoundTrips != want {
-				t.Errorf("New-Order %d: %d round trips, want %d (%d calls, %d first uses)", i, e.Wire.RoundTrips, want, e.Calls, e.FirstUses)
-			}
-			if e.Wire.BytesSent == 0 || e.Wire.BytesReceived == 0 {
-				t.Errorf("New-Order %d: no bytes counted: %+v", i, e.Wire)
-			}
-			if i == 0 {
-				continue
-			}
-			switch {
-			case m == workload.ModeProcedure && e.Wire.RoundTrips != 1:
-				t.Errorf("procedure New-Order %d: %d round trips, want 1", i, e.Wire.RoundTrips)
-			case m != workload.ModeProcedure && !e.RolledBack && (e.Calls < 28 || e.Calls > 68 || (e.Calls-8)%4 != 0):
-				t.Errorf("%s New-Order %d: %d statements, want 8 + 4 × (5..15)", m, i, e.Calls)
-			}
-		}
-		t.Logf("%s: %+v", m, ex)
-	})
+	testdb.TestNewOrderRoundTrips(t, d, modes)
 }
 
 type costRun struct {

@@ -34,14 +34,22 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		return nil, fmt.Errorf("sqlite: connect: %w", err)
 	}
 	c := &conn{d: d, c: sc, mode: m, w: w, text: text}
-	if m == workload.ModePrepared {
+	if m == workload.ModePrepared || m == workload.ModeBatched {
 		c.stmts = make(map[string]*sql.Stmt, len(text))
+	}
+	if m == workload.ModeBatched {
+		// Only batched statements have repeated groups; other modes skip
+		// the lookup.
+		if c.rep, err = d.repeated.Get("sqlite", w, text, db.QuestionNumbered); err != nil {
+			_ = sc.Close()
+			return nil, err
+		}
 	}
 	return c, nil
 }
 
-// conn is one session: a dedicated connection and, in prepared mode, its
-// statements, prepared on first use. Every call checks ctx first, so a
+// conn is one session: a dedicated connection and, in prepared and batched
+// modes, its statements, prepared on first use. Every call checks ctx first, so a
 // cancelled context fails the same way under both Go drivers (mattn may not
 // notice it by itself).
 type conn struct {
@@ -49,8 +57,9 @@ type conn struct {
 	c     *sql.Conn
 	mode  workload.Mode
 	w     string
-	text  map[string]string // shared by every session; read only
-	stmts map[string]*sql.Stmt
+	text  map[string]string       // shared by every session; read only
+	rep   map[string]*db.Repeated // statements with repeated groups, batched mode only
+	stmts map[string]*sql.Stmt    // prepared and batched modes, by prepared name
 	// Transaction control is prepared in both modes: it is the same in
 	// both, so the modes differ only by the workload's statements.
 	begin, beginRO, commit *sql.Stmt
@@ -78,20 +87,33 @@ func timeArgs(args []any) []any {
 	return args
 }
 
-// stmt returns the prepared statement name, preparing it on first use.
-func (c *conn) stmt(ctx context.Context, name string) (*sql.Stmt, error) {
-	if st, ok := c.stmts[name]; ok {
+// stmt returns the prepared statement name for nargs arguments, preparing
+// it on first use. A statement with repeated groups has one per repeat
+// count (db.Repeated).
+func (c *conn) stmt(ctx context.Context, name string, nargs int) (*sql.Stmt, error) {
+	prep := name
+	var text string
+	if r, ok := c.rep[name]; ok {
+		e, err := r.For(nargs)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: %w", err)
+		}
+		prep, text = e.Name, e.Text
+	}
+	if st, ok := c.stmts[prep]; ok {
 		return st, nil
 	}
-	text, ok := c.text[name]
-	if !ok {
-		return nil, c.unknown(name)
+	if text == "" {
+		var ok bool
+		if text, ok = c.text[name]; !ok {
+			return nil, c.unknown(name)
+		}
 	}
 	st, err := c.c.PrepareContext(ctx, text)
 	if err != nil {
 		return nil, wrap("prepare", name, err)
 	}
-	c.stmts[name] = st
+	c.stmts[prep] = st
 	return st, nil
 }
 
@@ -121,9 +143,9 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 		res sql.Result
 		err error
 	)
-	if c.mode == workload.ModePrepared {
+	if c.stmts != nil {
 		var st *sql.Stmt
-		if st, err = c.stmt(ctx, name); err != nil {
+		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return 0, err
 		}
 		res, err = st.ExecContext(ctx, args...)
@@ -149,8 +171,8 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 		return &row{err: wrap("query", name, err)}
 	}
 	args = timeArgs(args)
-	if c.mode == workload.ModePrepared {
-		st, err := c.stmt(ctx, name)
+	if c.stmts != nil {
+		st, err := c.stmt(ctx, name, len(args))
 		if err != nil {
 			return &row{err: err}
 		}
@@ -172,9 +194,9 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 		rs  *sql.Rows
 		err error
 	)
-	if c.mode == workload.ModePrepared {
+	if c.stmts != nil {
 		var st *sql.Stmt
-		if st, err = c.stmt(ctx, name); err != nil {
+		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return nil, err
 		}
 		rs, err = st.QueryContext(ctx, args...)

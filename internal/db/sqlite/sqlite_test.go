@@ -52,7 +52,7 @@ func openBuilt(t testing.TB, query string) *DB {
 // runModes runs f once per mode SQLite supports, as subtests named by mode.
 func runModes(t *testing.T, f func(t *testing.T, m workload.Mode)) {
 	t.Helper()
-	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared} {
+	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared, workload.ModeBatched} {
 		t.Run(m.String(), func(t *testing.T) { f(t, m) })
 	}
 }
@@ -221,6 +221,7 @@ func TestSupports(t *testing.T) {
 	}{
 		{workload.ModeClient, ""},
 		{workload.ModePrepared, ""},
+		{workload.ModeBatched, ""},
 		{workload.ModeProcedure, "sqlite has no stored procedures; use --mode client or prepared"},
 		{workload.ModePipeline, "sqlite has no pipeline mode: in-process SQL has no round trips to save; use --mode client or prepared"},
 		{workload.ModeBlock, "sqlite has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared"},

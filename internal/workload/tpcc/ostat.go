@@ -77,23 +77,35 @@ func (t *orderStatus) run(ctx context.Context, c workload.Conn) error {
 	if err := c.QueryRow(ctx, stmtOSOrder, w, d, out.cID).Scan(&out.oID, &entry, &carrier); err != nil {
 		return fmt.Errorf("ostat: last order w=%d d=%d c=%d: %w", w, d, out.cID, err)
 	}
-	rows, err := c.Query(ctx, stmtOSOrderLines, w, d, out.oID)
+	n, err := t.orderLines(ctx, c, out.oID)
 	if err != nil {
-		return fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, out.oID, err)
+		return err
+	}
+	out.lines = n
+	t.out = out
+	return nil
+}
+
+// orderLines reads the lines of order o and returns how many there are.
+func (t *orderStatus) orderLines(ctx context.Context, c workload.Conn, o int64) (int, error) {
+	w, d := t.w, t.d
+	rows, err := c.Query(ctx, stmtOSOrderLines, w, d, o)
+	if err != nil {
+		return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, o, err)
 	}
 	defer func() { _ = rows.Close() }()
 	var item, supply, qty int64
 	var amount float64
 	var delivered any
+	n := 0
 	for rows.Next() {
 		if err := rows.Scan(&item, &supply, &qty, &amount, &delivered); err != nil {
-			return fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, out.oID, err)
+			return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, o, err)
 		}
-		out.lines++
+		n++
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, out.oID, err)
+		return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, o, err)
 	}
-	t.out = out
-	return nil
+	return n, nil
 }

@@ -129,6 +129,75 @@ const (
 	// warehouse has s_quantity < threshold.
 	stmtSLCount = "slev.count"
 
+	// Batched mode (batched.go): set-oriented statements, each touching the
+	// rows of every order line or district at once. A "{k}" argument group
+	// is repeated once per row (k ≥ 1, the text's {{…}} groups,
+	// internal/db/repeat.go); the rows come back in any order unless said.
+	// Batched mode also runs neword.district_update, neword.order,
+	// neword.new_order, payment.warehouse_update, payment.district_update,
+	// payment.customer_update(_bc), payment.history and ostat.order_lines.
+	//
+	// neword.header (w_id, d_id, c_id) → w_tax, d_tax, d_next_o_id,
+	// c_discount, c_last, c_credit: one join, read after
+	// neword.district_update, so d_next_o_id − 1 is the order's number.
+	stmtNOHeader = "neword.header"
+	// neword.items ({i_id}k) → rows of i_id, i_price, i_name, i_data; an
+	// unused item has no row.
+	stmtNOItems = "neword.items"
+	// neword.stocks (d_id, {i_id, supply_w_id}k) → rows of s_i_id, s_w_id,
+	// s_quantity, s_data, s_dist_<d_id>, in (s_w_id, s_i_id) order, which
+	// is the order they are locked in. (lock)
+	stmtNOStocks = "neword.stocks"
+	// neword.stocks_update ({i_id, supply_w_id, s_quantity, ytd, order_cnt,
+	// remote_cnt}k) exec: for each distinct stock row once, s_quantity = the
+	// final value, and s_ytd, s_order_cnt, s_remote_cnt grow by the sums of
+	// its lines.
+	stmtNOStocksUpdate = "neword.stocks_update"
+	// neword.order_lines ({o_id, d_id, w_id, ol_number, i_id, supply_w_id,
+	// ol_quantity, ol_amount, ol_dist_info}k) exec: one multi-row INSERT
+	// INTO order_line with ol_delivery_d = NULL.
+	stmtNOOrderLines = "neword.order_lines"
+	// payment.customer_wd (w_id, d_id, c_w_id, c_d_id, c_id) → w_name,
+	// w_street_1, w_street_2, w_city, w_state, w_zip, d_name, d_street_1,
+	// d_street_2, d_city, d_state, d_zip, the 15 columns of
+	// payment.customer, and c_data when c_credit is 'BC' (else NULL).
+	// (lock: the customer; warehouse and district are locked already)
+	stmtPayCustomerWD = "payment.customer_wd"
+	// payment.customers_wd_by_name (w_id, d_id, c_w_id, c_d_id, c_last) →
+	// rows as payment.customer_wd of every customer with that last name,
+	// ORDER BY c_first, c_id. (lock)
+	stmtPayCustomersWDByName = "payment.customers_wd_by_name"
+	// ostat.customer_order (w_id, d_id, c_id) → c_balance, c_first,
+	// c_middle, c_last, o_id, o_entry_d, o_carrier_id of the customer's
+	// newest order (o_id 0 and NULLs when it has none).
+	stmtOSCustomerOrder = "ostat.customer_order"
+	// ostat.customers_order_by_name (w_id, d_id, c_last) → rows of c_id,
+	// c_balance, c_first, c_middle, o_id, o_entry_d, o_carrier_id as
+	// ostat.customer_order, of every customer with that last name, ORDER BY
+	// c_first, c_id.
+	stmtOSCustomersOrderByName = "ostat.customers_order_by_name"
+	// delivery.oldest_all (w_id) → rows of d_id and the oldest no_o_id of
+	// that district (0 when it has no new order), for the ten districts in
+	// d_id order. No lock: delivery.deletes finds a conflict.
+	stmtDelOldestAll = "delivery.oldest_all"
+	// delivery.deletes (w_id, {d_id, o_id}k) exec: DELETE FROM new_order;
+	// affects k rows unless another Delivery took one first.
+	stmtDelDeletes = "delivery.deletes"
+	// delivery.orders (w_id, {d_id, o_id}k) → rows of o_d_id, o_c_id,
+	// coalesce(sum(ol_amount), 0) of each order.
+	stmtDelOrders = "delivery.orders"
+	// delivery.orders_update (o_carrier_id, w_id, {d_id, o_id}k) exec.
+	stmtDelOrdersUpdate = "delivery.orders_update"
+	// delivery.order_lines_update (w_id, {d_id, o_id}k) exec:
+	// ol_delivery_d = now.
+	stmtDelOrderLinesUpdate = "delivery.order_lines_update"
+	// delivery.customers_update ({d_id, c_id, amount}k, w_id) exec:
+	// c_balance += amount, c_delivery_cnt += 1 for each customer.
+	stmtDelCustomersUpdate = "delivery.customers_update"
+	// slev.low_stock (w_id, d_id, threshold) → slev.count's figure, with
+	// the window read from the district in the same statement.
+	stmtSLLowStock = "slev.low_stock"
+
 	// Procedure mode: one statement per transaction, the whole transaction
 	// runs (and commits or rolls back) inside the server. Each returns one
 	// row with one integer column.

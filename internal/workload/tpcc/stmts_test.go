@@ -13,7 +13,7 @@ import (
 func TestSQLiteDefinesExactlyStatements(t *testing.T) {
 	w := New(Config{Warehouses: 1})
 	want := map[string]bool{}
-	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared} {
+	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared, workload.ModeBatched} {
 		for _, s := range w.Statements(m) {
 			want[s] = true
 		}

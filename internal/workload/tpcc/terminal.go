@@ -146,14 +146,19 @@ func (t *terminal) newOrder(w int64) *newOrder {
 		l.qty = int64(t.r.between(1, 10))
 		tx.visit[i] = uint8(i)
 	}
-	// §2.3.1 lets us visit the stock rows in item order: concurrent
-	// New-Orders then lock them in the same order, which avoids deadlocks.
-	// The unused item is the largest id, so it stays last.
+	sortVisit(tx)
+	return tx
+}
+
+// sortVisit orders tx.visit by item, then supplying warehouse. §2.3.1 lets
+// us visit the stock rows in item order: concurrent New-Orders then lock
+// them in the same order, which avoids deadlocks. The unused item is the
+// largest id, so it stays last.
+func sortVisit(tx *newOrder) {
 	slices.SortStableFunc(tx.visit, func(a, b uint8) int {
 		la, lb := tx.lines[a], tx.lines[b]
 		return cmp.Or(cmp.Compare(la.item, lb.item), cmp.Compare(la.supply, lb.supply))
 	})
-	return tx
 }
 
 // payment draws Payment inputs (§2.5.1).

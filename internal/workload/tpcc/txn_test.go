@@ -20,7 +20,7 @@ import (
 func TestTransactionsFollowStatementContract(t *testing.T) {
 	sqlite := sqliteStatements(t)
 	w := New(Config{Warehouses: 3, Seed: 1})
-	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared, workload.ModeProcedure} {
+	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared, workload.ModeProcedure, workload.ModeBatched} {
 		t.Run(m.String(), func(t *testing.T) {
 			allowed := w.Statements(m)
 			seen := map[string]bool{}
@@ -56,7 +56,11 @@ func TestTransactionsFollowStatementContract(t *testing.T) {
 							t.Errorf("%s ran outside InTx", c.stmt)
 						}
 						sql := sqlite[c.stmt]
-						if n := len(placeholders(t, c.stmt, sql)); n != len(c.args) {
+						if fixed, per := arity(sql); per > 0 {
+							if k := len(c.args) - fixed; k < per || k%per != 0 {
+								t.Fatalf("%s: %d arguments, the SQL takes %d and %d per repeat", c.stmt, len(c.args), fixed, per)
+							}
+						} else if n := len(placeholders(t, c.stmt, sql)); n != len(c.args) {
 							t.Fatalf("%s: %d arguments, the SQL has %d placeholders", c.stmt, len(c.args), n)
 						}
 						if c.scans >= 0 {

@@ -156,6 +156,114 @@ FROM order_line ol JOIN stock s ON s.s_w_id = ol.ol_w_id AND s.s_i_id = ol.ol_i_
 WHERE ol.ol_w_id = ? AND ol.ol_d_id = ? AND ol.ol_o_id >= ? AND ol.ol_o_id < ?
   AND s.s_quantity < ?;
 
+-- Batched mode (--mode batched): set-oriented statements. A {{…}} group is
+-- sent repeated once per row, joined by ", " or, as {{/sep/…}}, by sep
+-- (internal/db/repeat.go). Rows to update arrive as a derived table of
+-- SELECTs joined by UNION ALL (MySQL has no UPDATE … FROM VALUES), cast
+-- so that their types do not depend on how the parameters were bound.
+-- Lists of keys are OR-ed equalities, which the range optimizer turns into
+-- one index lookup each: a locking statement then locks only those rows.
+
+-- name: neword.header
+SELECT w_tax, d_tax, d_next_o_id, c_discount, c_last, c_credit
+FROM warehouse, district, customer
+WHERE w_id = ? AND d_w_id = w_id AND d_id = ? AND c_w_id = d_w_id AND c_d_id = d_id AND c_id = ?;
+
+-- name: neword.items
+SELECT i_id, i_price, i_name, i_data FROM item WHERE i_id IN ({{?}});
+
+-- Locked in key order, which concurrent New-Orders share.
+-- name: neword.stocks
+SELECT s_i_id, s_w_id, s_quantity, s_data,
+       CASE ? WHEN 1 THEN s_dist_01 WHEN 2 THEN s_dist_02 WHEN 3 THEN s_dist_03 WHEN 4 THEN s_dist_04
+              WHEN 5 THEN s_dist_05 WHEN 6 THEN s_dist_06 WHEN 7 THEN s_dist_07 WHEN 8 THEN s_dist_08
+              WHEN 9 THEN s_dist_09 ELSE s_dist_10 END
+FROM stock WHERE {{/ OR /(s_i_id = ? AND s_w_id = ?)}}
+ORDER BY s_w_id, s_i_id FOR UPDATE;
+
+-- name: neword.stocks_update
+UPDATE stock JOIN ({{/ UNION ALL /SELECT CAST(? AS SIGNED) AS i, CAST(? AS SIGNED) AS w, CAST(? AS SIGNED) AS qty,
+                   CAST(? AS SIGNED) AS ytd, CAST(? AS SIGNED) AS cnt, CAST(? AS SIGNED) AS remote}}) AS v
+  ON s_i_id = v.i AND s_w_id = v.w
+SET s_quantity = v.qty, s_ytd = s_ytd + v.ytd, s_order_cnt = s_order_cnt + v.cnt, s_remote_cnt = s_remote_cnt + v.remote;
+
+-- name: neword.order_lines
+INSERT INTO order_line (ol_o_id, ol_d_id, ol_w_id, ol_number, ol_i_id, ol_supply_w_id, ol_delivery_d,
+                        ol_quantity, ol_amount, ol_dist_info)
+VALUES {{(?, ?, ?, ?, ?, ?, NULL, ?, ?, ?)}};
+
+-- The warehouse and district rows are locked already (their updates):
+-- only the customer's lock is new.
+-- name: payment.customer_wd
+SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip,
+       d_name, d_street_1, d_street_2, d_city, d_state, d_zip,
+       c_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone,
+       c_since, c_credit, c_credit_lim, c_discount, c_balance, CASE WHEN c_credit = 'BC' THEN c_data END
+FROM warehouse, district, customer
+WHERE w_id = ? AND d_w_id = w_id AND d_id = ? AND c_w_id = ? AND c_d_id = ? AND c_id = ?
+FOR UPDATE;
+
+-- name: payment.customers_wd_by_name
+SELECT w_name, w_street_1, w_street_2, w_city, w_state, w_zip,
+       d_name, d_street_1, d_street_2, d_city, d_state, d_zip,
+       c_id, c_first, c_middle, c_last, c_street_1, c_street_2, c_city, c_state, c_zip, c_phone,
+       c_since, c_credit, c_credit_lim, c_discount, c_balance, CASE WHEN c_credit = 'BC' THEN c_data END
+FROM warehouse, district, customer
+WHERE w_id = ? AND d_w_id = w_id AND d_id = ? AND c_w_id = ? AND c_d_id = ? AND c_last = ?
+ORDER BY c_first, c_id FOR UPDATE;
+
+-- name: ostat.customer_order
+SELECT c_balance, c_first, c_middle, c_last, COALESCE(o.o_id, 0), o.o_entry_d, o.o_carrier_id
+FROM customer c LEFT JOIN orders o
+  ON o.o_w_id = c.c_w_id AND o.o_d_id = c.c_d_id AND o.o_c_id = c.c_id
+ AND o.o_id = (SELECT MAX(o2.o_id) FROM orders o2 WHERE o2.o_w_id = c.c_w_id AND o2.o_d_id = c.c_d_id AND o2.o_c_id = c.c_id)
+WHERE c.c_w_id = ? AND c.c_d_id = ? AND c.c_id = ?;
+
+-- name: ostat.customers_order_by_name
+SELECT c.c_id, c_balance, c_first, c_middle, COALESCE(o.o_id, 0), o.o_entry_d, o.o_carrier_id
+FROM customer c LEFT JOIN orders o
+  ON o.o_w_id = c.c_w_id AND o.o_d_id = c.c_d_id AND o.o_c_id = c.c_id
+ AND o.o_id = (SELECT MAX(o2.o_id) FROM orders o2 WHERE o2.o_w_id = c.c_w_id AND o2.o_d_id = c.c_d_id AND o2.o_c_id = c.c_id)
+WHERE c.c_w_id = ? AND c.c_d_id = ? AND c.c_last = ?
+ORDER BY c_first, c.c_id;
+
+-- One index probe per district. No lock: delivery.deletes counts the rows
+-- it removed, and fewer than asked means another Delivery was first.
+-- name: delivery.oldest_all
+SELECT d_id, COALESCE((SELECT no_o_id FROM new_order WHERE no_w_id = d_w_id AND no_d_id = d_id
+                       ORDER BY no_o_id LIMIT 1), 0)
+FROM district WHERE d_w_id = ? ORDER BY d_id;
+
+-- name: delivery.deletes
+DELETE FROM new_order WHERE no_w_id = ? AND ({{/ OR /(no_d_id = ? AND no_o_id = ?)}});
+
+-- name: delivery.orders
+SELECT o_d_id, o_c_id, COALESCE(SUM(ol_amount), 0)
+FROM orders LEFT JOIN order_line ON ol_w_id = o_w_id AND ol_d_id = o_d_id AND ol_o_id = o_id
+WHERE o_w_id = ? AND ({{/ OR /(o_d_id = ? AND o_id = ?)}})
+GROUP BY o_d_id, o_id, o_c_id;
+
+-- name: delivery.orders_update
+UPDATE orders SET o_carrier_id = ? WHERE o_w_id = ? AND ({{/ OR /(o_d_id = ? AND o_id = ?)}});
+
+-- name: delivery.order_lines_update
+UPDATE order_line SET ol_delivery_d = NOW() WHERE ol_w_id = ? AND ({{/ OR /(ol_d_id = ? AND ol_o_id = ?)}});
+
+-- name: delivery.customers_update
+UPDATE customer JOIN ({{/ UNION ALL /SELECT CAST(? AS SIGNED) AS d, CAST(? AS SIGNED) AS c,
+                      CAST(? AS DECIMAL(12,2)) AS amount}}) AS v
+  ON c_d_id = v.d AND c_id = v.c
+SET c_balance = c_balance + v.amount, c_delivery_cnt = c_delivery_cnt + 1
+WHERE c_w_id = ?;
+
+-- name: slev.low_stock
+SELECT COUNT(DISTINCT s.s_i_id)
+FROM district d
+JOIN order_line ol ON ol.ol_w_id = d.d_w_id AND ol.ol_d_id = d.d_id
+                  AND ol.ol_o_id >= d.d_next_o_id - 20 AND ol.ol_o_id < d.d_next_o_id
+JOIN stock s ON s.s_w_id = ol.ol_w_id AND s.s_i_id = ol.ol_i_id
+WHERE d.d_w_id = ? AND d.d_id = ? AND s.s_quantity < ?;
+
 -- Procedure mode (sql/tpcc/procedures.sql): one CALL per transaction; each
 -- procedure runs and commits its own transaction and returns one row.
 
