@@ -73,10 +73,10 @@ bench-vus: servers
 
 # sledge's TPC-C modes against go-tpc (built from its source with the Go
 # toolchain) on the same private PostgreSQL and MariaDB servers: 4
-# warehouses, 4 threads/VUs, 3 alternating rounds of 60 s, NOPM from the
-# database for both (docs/modes.md, docs/benchmarks.md). About 40 minutes.
+# warehouses, 4 threads/VUs, 3 alternating rounds of 45 s, NOPM from the
+# database for both (docs/modes.md, docs/benchmarks.md). About 30 minutes.
 bench-gotpc: servers
-	nice -n 5 $(GO) run ./internal/benchtool/vsgotpc -dbs postgres,mariadb -warehouses 4 -threads 4 -rounds 3 -T 60s
+	nice -n 5 $(GO) run ./internal/benchtool/vsgotpc -dbs postgres,mariadb -warehouses 4 -threads 4 -rounds 3 -T 45s
 
 # Go benchmarks with allocations: the engine's VU loop, each database's
 # transaction loop in each mode (BenchmarkTxLoop, private servers), drivers.

@@ -146,7 +146,7 @@ func tryExec(s *testdb.Server, stmt string) error {
 }
 
 // modes are the modes PostgreSQL supports.
-var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched}
+var modes = []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared, workload.ModeBatched, workload.ModeBlock}
 
 // runModes runs fn once per mode PostgreSQL supports, as subtests.
 func runModes(t *testing.T, fn func(t *testing.T, m workload.Mode)) {

@@ -37,13 +37,29 @@ func (d *DB) OpenServerProbe(ctx context.Context) (db.ServerProbe, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &pgProbe{c: c, host: d.cfg.Host}
+	p := &pgProbe{c: c, s: c, host: d.cfg.Host}
 	p.postmaster, _ = db.ParentPID("/proc", int(c.PgConn().PID()))
+	// Sample from another database when the user may connect to one:
+	// pg_stat_activity shows every database's sessions, and the samples'
+	// own transactions, ten a second, would otherwise count in the
+	// benchmark database's xact_commit, which TPM is read from.
+	for _, other := range []string{"postgres", "template1"} {
+		if other == d.cfg.Database {
+			continue
+		}
+		cfg := d.cfg.Copy()
+		cfg.Database = other
+		if s, err := d.connect(ctx, cfg, pgx.QueryExecModeCacheStatement); err == nil {
+			p.s = s
+			break
+		}
+	}
 	return p, nil
 }
 
 type pgProbe struct {
-	c          *pgx.Conn
+	c          *pgx.Conn // counters, on the benchmark database
+	s          *pgx.Conn // samples: on another database where possible, else c
 	host       string
 	postmaster int   // parent of the probe's backend, when visible here
 	sent       int64 // statements sent
@@ -54,7 +70,12 @@ type pgProbe struct {
 
 func (p *pgProbe) Host() string { return p.host }
 func (p *pgProbe) Sent() int64  { return p.sent }
-func (p *pgProbe) Close() error { return p.c.Close(context.Background()) }
+func (p *pgProbe) Close() error {
+	if p.s != p.c {
+		_ = p.s.Close(context.Background())
+	}
+	return p.c.Close(context.Background())
+}
 
 func (p *pgProbe) WaitSource() string {
 	return "pg_stat_activity (state, wait_event_type) of the virtual users' backends"
@@ -151,7 +172,7 @@ func (p *pgProbe) Sample(ctx context.Context, sessions []int64) (db.WaitSample, 
 		vu[s] = true
 	}
 	p.sent++
-	rows, err := p.c.Query(ctx, `SELECT /* `+db.ProbeMarker+` */ pid, coalesce(backend_type, ''), coalesce(state, ''), coalesce(wait_event_type, '')
+	rows, err := p.s.Query(ctx, `SELECT /* `+db.ProbeMarker+` */ pid, coalesce(backend_type, ''), coalesce(state, ''), coalesce(wait_event_type, '')
 FROM pg_stat_activity WHERE pid <> pg_backend_pid()`)
 	if err != nil {
 		return w, nil, fmt.Errorf("postgres: sample pg_stat_activity: %w", classify(err))
