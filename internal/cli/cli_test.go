@@ -107,6 +107,8 @@ func TestBadInputIsOneClearLine(t *testing.T) {
 		{"unknown mode", []string{"run", "--mode", "bogus"}, ExitUsage, `unknown mode "bogus"`},
 		{"procedure on sqlite", []string{"run", "--mode", "procedure"}, ExitUsage, "sqlite has no stored procedures; use --mode client or prepared"},
 		{"pipeline on sqlite", []string{"run", "--mode", "pipeline"}, ExitUsage, "sqlite has no pipeline mode: in-process SQL has no round trips to save; use --mode client or prepared"},
+		{"block on sqlite", []string{"run", "--mode", "block"}, ExitUsage, "sqlite has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared"},
+		{"batched tpcb", []string{"run", "tpcb", "--mode", "batched", "--db", empty}, ExitUsage, "tpcb: --mode batched has no set-oriented form here (each statement touches one row of its own table); use prepared or pipeline"},
 		{"zero warehouses", []string{"build", "--warehouses", "0", "--db", empty}, ExitUsage, "--warehouses must be at least 1"},
 		{"warehouses not a number", []string{"build", "--warehouses", "many"}, ExitUsage, `invalid value "many" for "--warehouses" flag: want a whole number`},
 		{"zero build vus", []string{"build", "--build-vus", "0", "--db", empty}, ExitUsage, "--build-vus must be at least 1"},

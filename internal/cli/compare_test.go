@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -271,5 +272,43 @@ func TestCompareInterrupt(t *testing.T) {
 	}
 	if !out.Interrupted || len(out.Cells) != 1 || !out.Cells[0].Interrupted || out.Cells[0].Transactions == 0 {
 		t.Errorf("interrupted compare: %s", stdout)
+	}
+}
+
+// --modes all runs every mode the database and the workload support, in
+// documentation order, and sets each two side by side (issue 13).
+func TestCompareAllModes(t *testing.T) {
+	path := builtDB(t)
+	home := t.TempDir()
+	stdout, stderr, code := runCLI(t, home, "compare", "--db", "sqlite://"+path, "--modes", "all", "--vus", "1", "-t", "20", "--json", "--no-job")
+	if code != ExitOK {
+		t.Fatalf("compare --modes all: exit %d: %s", code, stderr)
+	}
+	var c compareJSON
+	if err := json.Unmarshal([]byte(stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	var modes []string
+	for _, cell := range c.Cells {
+		modes = append(modes, cell.Mode)
+	}
+	// SQLite: no procedures, no pipeline, no blocks.
+	if want := []string{"client", "prepared", "batched"}; !slices.Equal(modes, want) {
+		t.Fatalf("cells in modes %v, want %v", modes, want)
+	}
+	var pairs []string
+	for _, p := range c.Pairs {
+		pairs = append(pairs, p.From+">"+p.To)
+		if p.Ratio == nil || *p.Ratio <= 0 || p.ClientCPUUsDelta == nil || p.RoundTripsDelta == nil || *p.RoundTripsDelta != 0 {
+			t.Errorf("pair %s: ratio %v, Δ client CPU %v, Δ round trips %v: want a ratio, a CPU change and no round trips (embedded)",
+				pairs[len(pairs)-1], p.Ratio, p.ClientCPUUsDelta, p.RoundTripsDelta)
+		}
+	}
+	if want := []string{"client>prepared", "client>batched", "prepared>batched"}; !slices.Equal(pairs, want) {
+		t.Errorf("pairs %v, want %v", pairs, want)
+	}
+	_, stderr, code = runCLI(t, home, "compare", "tpcb", "--db", "sqlite://"+filepath.Join(t.TempDir(), "x.db"), "--modes", "batched", "--vus", "1", "-t", "1", "--no-job")
+	if code != ExitUsage || !strings.Contains(stderr, "tpcb: --mode batched has no set-oriented form") {
+		t.Errorf("compare tpcb --modes batched: exit %d, %q; want the workload's one-line refusal", code, stderr)
 	}
 }

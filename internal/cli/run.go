@@ -186,7 +186,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			case workload.ProtoPrepared:
 				m = workload.ModePrepared
 			default:
-				return usageErr("--protocol extended applies to scripts (-f); %s runs in --mode procedure, client or prepared", w.Name())
+				return usageErr("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
 			}
 			if mode != 0 && mode != m {
 				return usageErr("--protocol %s and --mode %s disagree: give one of them", p, mode)

@@ -49,6 +49,7 @@ func main() {
 	rounds := flag.Int("rounds", 3, "rounds; every tool runs once per round, in alternating order")
 	duration := flag.Duration("T", 60*time.Second, "duration of each run")
 	modes := flag.String("modes", "prepared,batched,pipeline,procedure,block", "sledge modes to run")
+	flag.BoolVar(&pgss, "pgss", false, "load pg_stat_statements (with track_planning) into PostgreSQL, so that sledge reports statements and plans per transaction there too")
 	gotpc := flag.String("gotpc", "", "go-tpc binary (default: go install github.com/pingcap/go-tpc/cmd/go-tpc@"+gotpcVersion+")")
 	flag.Parse()
 	if err := run(*dbs, *warehouses, *threads, *rounds, *duration, strings.Split(*modes, ","), *gotpc); err != nil {
@@ -56,6 +57,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// pgss: run PostgreSQL with pg_stat_statements (-pgss).
+var pgss bool
 
 // sample is one run of one tool.
 type sample struct {
@@ -69,7 +73,7 @@ type sample struct {
 	// sledge's samples of where the server's sessions were: shares of
 	// samples on CPU, waiting for the client, on a lock.
 	wCPU, wClient, wLock float64
-	stmts                float64 // statements per transaction, the database's count
+	stmts                float64 // statements per transaction, the database's count; -1: not counted
 }
 
 func run(dbs string, warehouses, threads, rounds int, d time.Duration, modes []string, gotpc string) error {
@@ -130,7 +134,11 @@ func newTarget(ctx context.Context, kind string) (*target, error) {
 	var err error
 	switch kind {
 	case "postgres":
-		t.srv, err = testdb.StartPostgres(ctx)
+		var settings []string
+		if pgss {
+			settings = []string{"shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track_planning=on"}
+		}
+		t.srv, err = testdb.StartPostgresWith(ctx, settings...)
 	case "mariadb":
 		t.srv, err = testdb.StartMariaDB(ctx)
 	default:
@@ -195,6 +203,17 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 		return fmt.Errorf("sledge build: %v\n%s", err, child.RedactArgs([]string{string(out)}, t.srv.Password)[0])
 	}
 	fmt.Printf("sledge build: %.0f s\n", time.Since(start).Seconds())
+	if pgss && kind == "postgres" {
+		c, err := pgx.Connect(ctx, t.sledgeDB)
+		if err != nil {
+			return err
+		}
+		_, err = c.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+		c.Close(ctx)
+		if err != nil {
+			return fmt.Errorf("create extension pg_stat_statements: %w", err)
+		}
+	}
 	start = time.Now()
 	// --no-check: go-tpc's consistency queries after the load take longer
 	// than the load on MariaDB; sledge's build does not check either.
@@ -276,6 +295,7 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 				if r.Server.User != nil && r.Server.Sys != nil {
 					s.txSrv = *r.Server.User + *r.Server.Sys
 				}
+				s.stmts = -1
 				if r.Server.Stmts != nil {
 					s.stmts = *r.Server.Stmts
 				}
@@ -325,8 +345,12 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for i := 1; i < len(names); i++ {
 		m := func(f func(s sample) float64) float64 { return median(res[i], f) }
-		fmt.Printf("| %s | %.1f | %.0f | %.0f | %.1f | %.0f%% | %.0f%% | %.0f%% |\n", modes[i-1], m(func(s sample) float64 { return s.rt }),
-			m(func(s sample) float64 { return s.txCPU }), m(func(s sample) float64 { return s.txSrv }), m(func(s sample) float64 { return s.stmts }),
+		stmts := "-"
+		if v := m(func(s sample) float64 { return s.stmts }); v >= 0 {
+			stmts = fmt.Sprintf("%.1f", v)
+		}
+		fmt.Printf("| %s | %.1f | %.0f | %.0f | %s | %.0f%% | %.0f%% | %.0f%% |\n", modes[i-1], m(func(s sample) float64 { return s.rt }),
+			m(func(s sample) float64 { return s.txCPU }), m(func(s sample) float64 { return s.txSrv }), stmts,
 			100*m(func(s sample) float64 { return s.wCPU }), 100*m(func(s sample) float64 { return s.wClient }), 100*m(func(s sample) float64 { return s.wLock }))
 	}
 	return nil
