@@ -35,6 +35,12 @@ func BenchmarkTxLoop(b *testing.B) {
 				txLoop(b, u, m.mode, w, func() workload.Terminal { return w.NewTerminal(0, 1, 1) })
 			})
 		}
+		// tpcb refuses batched; TPC-C runs it on every database.
+		b.Run(tg.name+"/tpcc/batched", func(b *testing.B) {
+			u := freshTPCC(b, tg)
+			w := tpcc.New(tpcc.Config{Seed: 1})
+			txLoop(b, u, workload.ModeBatched, w, func() workload.Terminal { return w.NewTerminal(0, 1, 1) })
+		})
 	}
 }
 
