@@ -79,6 +79,8 @@ Modes (--mode), each running the same transaction logic with the same inputs:
   procedure  one call of a server-side routine per transaction (default where supported)
   client     every statement its own round trip, values as literals in the SQL text
   prepared   every statement its own round trip as a prepared statement (SQLite default)
+  batched    set-oriented prepared statements over all of an order's lines or a
+             Delivery's districts: 10 round trips per New-Order (not tpcb; docs/modes.md)
   block      the routine's code sent as one anonymous block per transaction, parsed
              every time (PostgreSQL DO, MariaDB BEGIN NOT ATOMIC; docs/modes.md)
   pipeline   prepared's statements in groups: those whose inputs are known travel
