@@ -46,6 +46,8 @@ Exit status:
   3    the run measured to its end but transactions failed with errors that were not retried
        (its result is printed and saved all the same)
   70   internal error in sledge (please report it)
+  99   run: the run measured to its end but missed a --threshold (its result is printed and saved
+       all the same; wins over 3)
   130  interrupted (Ctrl-C, SIGTERM): what was measured until then is printed and saved
 `
 

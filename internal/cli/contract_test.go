@@ -167,9 +167,15 @@ func TestContractRunTPCC(t *testing.T) {
 		{"positional URL", []string{"run", u, "--vus", "2", "--iterations", "40", "--json"}},
 		{"workload and positional URL", []string{"run", "tpcc", u, "-c", "2", "--rampup", "0", "-T", "1s", "--json"}},
 		{"--connections", []string{"run", "--db", u, "-c", "3", "--connections", "2", "-t", "40", "--json"}},
+		// Issue 14: thresholds judged in the result.
+		{"--threshold", []string{"run", "--db", u, "-c", "2", "-t", "40", "--json", "--threshold", "nopm>=0", "--threshold", "p95(new_order)<3600s"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, code := runCLI(t, t.TempDir(), c.args...)
+			if c.name == "--threshold" {
+				pinKeys(t, "run --threshold", stdout, map[string]kind{"thresholds[].threshold": jString,
+					"thresholds[].value": jNumNil, "thresholds[].ok": jBool})
+			}
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
 			}
@@ -431,7 +437,7 @@ func TestContractFlags(t *testing.T) {
 	}
 	long := map[string][]string{
 		"build":   {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
-		"run":     {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db"},
+		"run":     {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold"},
 		"check":   {"db", "json", "jobs-db"},
 		"drop":    {"db"},
 		"compare": {"db", "json", "modes", "transports", "vus", "connections", "html", "duration", "rampup", "iterations"},
@@ -472,8 +478,8 @@ func TestContractFlags(t *testing.T) {
 // TestEveryTransactionFailsExits3), 130 (interrupted,
 // TestInterruptPrintsSummaryAndExits130).
 func TestContractExitCodes(t *testing.T) {
-	if ExitOK != 0 || ExitFailure != 1 || ExitUsage != 2 || ExitFailedTx != 3 || ExitInternal != 70 || ExitInterrupted != 130 {
-		t.Fatalf("exit codes %d %d %d %d %d %d, want 0 1 2 3 70 130", ExitOK, ExitFailure, ExitUsage, ExitFailedTx, ExitInternal, ExitInterrupted)
+	if ExitOK != 0 || ExitFailure != 1 || ExitUsage != 2 || ExitFailedTx != 3 || ExitInternal != 70 || ExitInterrupted != 130 || ExitThreshold != 99 {
+		t.Fatalf("exit codes %d %d %d %d %d %d %d, want 0 1 2 3 70 130 99", ExitOK, ExitFailure, ExitUsage, ExitFailedTx, ExitInternal, ExitInterrupted, ExitThreshold)
 	}
 	for _, args := range [][]string{
 		{"run", "--vus", "0"},

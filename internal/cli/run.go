@@ -29,9 +29,11 @@ type runOpts struct {
 	mode           string
 	maxRetries     int
 	raiseError     bool
-	progress       int  // seconds between --progress lines; 0: the progress bar
-	noCost         bool // --no-cost: measure no cost per transaction
-	perTypeCPU     bool // --per-type-cpu: CPU and context switches per type
+	progress       int         // seconds between --progress lines; 0: the progress bar
+	noCost         bool        // --no-cost: measure no cost per transaction
+	perTypeCPU     bool        // --per-type-cpu: CPU and context switches per type
+	thresholdArgs  []string    // --threshold, as given
+	thresholds     []threshold // parsed against the workload
 
 	// pgbench's controls (issue 5) and fault handling (issue 6).
 	rate         float64 // -R: transactions per second in all; 0: as fast as possible
@@ -157,6 +159,7 @@ its own). --no-cost turns the measuring off, to see what it costs;
 	fs.IntVarP(&o.progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
 	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
+	fs.StringArrayVar(&o.thresholdArgs, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
 	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 	return cmd
 }
@@ -237,6 +240,14 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		if err := workload.CheckMode(w, mode); err != nil {
 			return usageErr("%v", err)
 		}
+	}
+	o.thresholds = o.thresholds[:0]
+	for _, a := range o.thresholdArgs {
+		t, err := parseThreshold(a, w)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		o.thresholds = append(o.thresholds, t)
 	}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
@@ -408,6 +419,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	sum := summarize(w, s, info, mode, o, res)
 	sc.fill(sum, sum.Processed)
+	sum.Thresholds = evalThresholds(o.thresholds, w, sum)
 	o.job.setSummary(sum)
 	if o.jsonOut {
 		if err := writeJSON(env.Stdout, sum); err != nil {
@@ -424,6 +436,11 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
 		}
 		return errSilent{code: ExitInterrupted}
+	}
+	// A missed threshold is the verdict the user asked for: it wins
+	// over failed transactions (which a threshold can name: failed==0).
+	if err := thresholdErr(sum.Thresholds); err != nil {
+		return err
 	}
 	return failedTxErr(sum.Failed, sum.Processed)
 }

@@ -165,6 +165,9 @@ type runSummary struct {
 	// sampler during the measured interval; absent when not sampled.
 	ServerWaits *serverWaitsJSON `json:"server_waits"` // null: not sampled
 	Types       []txJSON         `json:"types"`
+	// Thresholds are the --threshold criteria with the values they were
+	// judged on; absent without --threshold.
+	Thresholds []thresholdJSON `json:"thresholds,omitempty"`
 	// "transactions": TPC-C keeps issue 2's object of types by key
 	// ("new_order": {…}); tpcb and scripts give pgbench's count of
 	// transactions actually processed (see MarshalJSON).
@@ -522,6 +525,7 @@ func printSummary(out io.Writer, s *runSummary) {
 			fmt.Fprintf(out, "  %6s × %s\n", thousands(e.Count), oneLine(e.Message))
 		}
 	}
+	printThresholds(out, s.Thresholds)
 }
 
 func ms(v float64) string {
