@@ -26,7 +26,7 @@ func TestThresholds(t *testing.T) {
 		ok         []bool
 	}{
 		{"met", []string{"nopm>=1", "p95(new_order)<60s", "error_rate<0.01", "failed==0", "tps>0"}, ExitOK, []bool{true, true, true, true, true}},
-		{"one missed", []string{"nopm>=1", "p99(delivery)<1us", "max<3600s"}, ExitThreshold, []bool{true, false, true}},
+		{"one missed", []string{"nopm>=1", "p99(new_order)<1us", "max<3600s"}, ExitThreshold, []bool{true, false, true}},
 		{"by type name", []string{"mean(neword)>0", "nopm>1000000000000"}, ExitThreshold, []bool{true, false}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
