@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -105,4 +107,29 @@ func ModuleRoot() string {
 		return filepath.Dir(p)
 	}
 	return "."
+}
+
+// CPUUs is a finished process's user + system CPU time in microseconds,
+// as the kernel reports it to the parent.
+func CPUUs(ps *os.ProcessState) float64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec)*1e6 + float64(t.Usec) }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// Median is the median of f over the samples (the upper one of an even
+// count); 0 for none.
+func Median[S any](s []S, f func(S) float64) float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = f(s[i])
+	}
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return 0
+	}
+	return v[len(v)/2]
 }

@@ -25,7 +25,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -305,7 +304,7 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 			}
 		}
 		if after > before {
-			s.cpuUs = cpuUs(cmd.ProcessState) / float64(after-before)
+			s.cpuUs = child.CPUUs(cmd.ProcessState) / float64(after-before)
 		}
 		return s, nil
 	}
@@ -333,18 +332,18 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 	}
 	fmt.Println("\n| tool | median NOPM | ratio to go-tpc (goal ≥ 1.3 for the best client-side mode) | client CPU µs per New-Order | server CPU µs per New-Order |")
 	fmt.Println("|---|---|---|---|---|")
-	g := median(res[0], func(s sample) float64 { return s.nopm })
+	g := child.Median(res[0], func(s sample) float64 { return s.nopm })
 	for i := range names {
-		n := median(res[i], func(s sample) float64 { return s.nopm })
-		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.0f |\n", names[i], n, n/g, median(res[i], func(s sample) float64 { return s.cpuUs }),
-			median(res[i], func(s sample) float64 { return s.srvUs }))
+		n := child.Median(res[i], func(s sample) float64 { return s.nopm })
+		fmt.Printf("| %s | %.0f | %.2f | %.0f | %.0f |\n", names[i], n, n/g, child.Median(res[i], func(s sample) float64 { return s.cpuUs }),
+			child.Median(res[i], func(s sample) float64 { return s.srvUs }))
 	}
 	fmt.Println("\nsledge's own figures per transaction of the mix (medians): round trips and client CPU measured by the client, server CPU from /proc")
 	fmt.Println("and the database's own counts and samples (statements; share of session samples on CPU, waiting for the client, on a lock)")
 	fmt.Println("\n| mode | round trips | client CPU µs | server CPU µs | statements | on CPU | client | lock |")
 	fmt.Println("|---|---|---|---|---|---|---|---|")
 	for i := 1; i < len(names); i++ {
-		m := func(f func(s sample) float64) float64 { return median(res[i], f) }
+		m := func(f func(s sample) float64) float64 { return child.Median(res[i], f) }
 		stmts := "-"
 		if v := m(func(s sample) float64 { return s.stmts }); v >= 0 {
 			stmts = fmt.Sprintf("%.1f", v)
@@ -362,28 +361,6 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-// cpuUs is a finished process's user + system CPU time in microseconds.
-func cpuUs(ps *os.ProcessState) float64 {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec)*1e6 + float64(t.Usec) }
-	return tv(ru.Utime) + tv(ru.Stime)
-}
-
-func median(s []sample, f func(sample) float64) float64 {
-	v := make([]float64, len(s))
-	for i := range s {
-		v[i] = f(s[i])
-	}
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return 0
-	}
-	return v[len(v)/2]
 }
 
 // serverCPU is the CPU time in µs the server's processes have used: the

@@ -19,7 +19,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -177,7 +177,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		s := sample{}
 		s.tps, _ = strconv.ParseFloat(m1[1], 64)
 		s.txns, _ = strconv.ParseInt(m2[1], 10, 64)
-		s.cpuUs = cpuUs(cmd.ProcessState) / float64(s.txns)
+		s.cpuUs = child.CPUUs(cmd.ProcessState) / float64(s.txns)
 		return s, nil
 	}
 	runSledge := func(b string, v variant, round int) (sample, error) {
@@ -202,7 +202,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 			return sample{}, fmt.Errorf("sledge output not understood: %v", err)
 		}
 		s := sample{tps: r.TPS, txns: r.Transactions}
-		s.cpuUs = cpuUs(cmd.ProcessState) / float64(s.txns)
+		s.cpuUs = child.CPUUs(cmd.ProcessState) / float64(s.txns)
 		return s, nil
 	}
 
@@ -259,33 +259,11 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		res := results[b]
 		tps := func(s sample) float64 { return s.tps }
 		cpu := func(s sample) float64 { return s.cpuUs }
-		pgT, pgC := median(res[0], tps), median(res[0], cpu)
+		pgT, pgC := child.Median(res[0], tps), child.Median(res[0], cpu)
 		for t := range names {
-			T, C := median(res[t], tps), median(res[t], cpu)
+			T, C := child.Median(res[t], tps), child.Median(res[t], cpu)
 			fmt.Printf("| %s | %s | %.0f | %.2f | %.1f | %.2f |\n", b, names[t], T, T/pgT, C, C/pgC)
 		}
 	}
 	return nil
-}
-
-// cpuUs is a finished process's user + system CPU time in microseconds.
-func cpuUs(ps *os.ProcessState) float64 {
-	ru, ok := ps.SysUsage().(*syscall.Rusage)
-	if !ok {
-		return 0
-	}
-	tv := func(t syscall.Timeval) float64 { return float64(t.Sec)*1e6 + float64(t.Usec) }
-	return tv(ru.Utime) + tv(ru.Stime)
-}
-
-func median(s []sample, f func(sample) float64) float64 {
-	v := make([]float64, len(s))
-	for i := range s {
-		v[i] = f(s[i])
-	}
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return 0
-	}
-	return v[len(v)/2]
 }
