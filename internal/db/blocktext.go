@@ -265,3 +265,46 @@ func CallTarget(call string, style Placeholder) (routine string, nargs int, err 
 	}
 	return strings.ToLower(m[1]), nargs, nil
 }
+
+// CallBlocks derives the block of every "<tx>.call" statement in text: it
+// finds the routine of kind ("FUNCTION", "PROCEDURE") the call names among
+// stmts (a procedures.sql), checks the number of arguments, and converts
+// the routine with conv, the database's own form of a block.
+func CallBlocks[B any](stmts []string, text map[string]string, kind string, style Placeholder, conv func(Routine) (B, error)) (map[string]B, error) {
+	routines := map[string]Routine{}
+	for _, s := range stmts {
+		r, ok, err := ParseRoutine(s, kind)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			routines[r.Name] = r
+		}
+	}
+	out := map[string]B{}
+	for name, q := range text {
+		if !strings.HasSuffix(name, ".call") {
+			continue
+		}
+		routine, n, err := CallTarget(q, style)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r, ok := routines[routine]
+		if !ok {
+			return nil, fmt.Errorf("%s calls %s, which procedures.sql does not define as a %s", name, routine, strings.ToLower(kind))
+		}
+		if n != len(r.Params) {
+			return nil, fmt.Errorf("%s passes %d arguments to %s, which takes %d", name, n, routine, len(r.Params))
+		}
+		k, err := conv(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", routine, err)
+		}
+		out[name] = k
+	}
+	if len(out) == 0 {
+		return nil, errors.New("no <tx>.call statements")
+	}
+	return out, nil
+}

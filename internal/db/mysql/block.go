@@ -68,42 +68,7 @@ var beginKW = regexp.MustCompile(`(?i)\bBEGIN\b`)
 // deriveBlocks turns the procedures of a procedures.sql (stmts) into the
 // blocks of the "<tx>.call" statements in text that call them.
 func deriveBlocks(stmts []string, text map[string]string) (map[string]*block, error) {
-	procs := map[string]db.Routine{}
-	for _, s := range stmts {
-		r, ok, err := db.ParseRoutine(s, "PROCEDURE")
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			procs[r.Name] = r
-		}
-	}
-	out := map[string]*block{}
-	for name, q := range text {
-		if !strings.HasSuffix(name, ".call") {
-			continue
-		}
-		routine, n, err := db.CallTarget(q, db.Question)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		p, ok := procs[routine]
-		if !ok {
-			return nil, fmt.Errorf("%s calls %s, which procedures.sql does not define", name, routine)
-		}
-		if n != len(p.Params) {
-			return nil, fmt.Errorf("%s passes %d arguments to %s, which takes %d", name, n, routine, len(p.Params))
-		}
-		k, err := procedureBlock(p)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", routine, err)
-		}
-		out[name] = k
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no <tx>.call statements")
-	}
-	return out, nil
+	return db.CallBlocks(stmts, text, "PROCEDURE", db.Question, procedureBlock)
 }
 
 // procedureBlock writes procedure p as a compound statement (see the top

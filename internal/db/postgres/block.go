@@ -82,42 +82,7 @@ var (
 // deriveBlocks turns the PL/pgSQL functions of a procedures.sql (stmts)
 // into the blocks of the "<tx>.call" statements in text that call them.
 func deriveBlocks(stmts []string, text map[string]string) (map[string]*block, error) {
-	funcs := map[string]db.Routine{}
-	for _, s := range stmts {
-		r, ok, err := db.ParseRoutine(s, "FUNCTION")
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			funcs[r.Name] = r
-		}
-	}
-	out := map[string]*block{}
-	for name, q := range text {
-		if !strings.HasSuffix(name, ".call") {
-			continue
-		}
-		routine, n, err := db.CallTarget(q, db.Dollar)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		f, ok := funcs[routine]
-		if !ok {
-			return nil, fmt.Errorf("%s calls %s, which procedures.sql does not define as a function", name, routine)
-		}
-		if n != len(f.Params) {
-			return nil, fmt.Errorf("%s passes %d arguments to %s, which takes %d", name, n, routine, len(f.Params))
-		}
-		k, err := functionBlock(f)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", routine, err)
-		}
-		out[name] = k
-	}
-	if len(out) == 0 {
-		return nil, errors.New("no <tx>.call statements")
-	}
-	return out, nil
+	return db.CallBlocks(stmts, text, "FUNCTION", db.Dollar, functionBlock)
 }
 
 // functionBlock writes function f as a DO block (see the top of the file).
