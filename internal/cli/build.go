@@ -34,7 +34,10 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 			if err != nil {
 				return err
 			}
-			job, jenv := startJob(cmd, env, "build", w, url)
+			job, jenv, err := startJob(cmd, env, "build", w, url)
+			if err != nil {
+				return err
+			}
 			o.job = job
 			return job.end(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.vus))
 		},

@@ -23,7 +23,10 @@ func newCheck(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			job, jenv := startJob(cmd, env, "check", w, url)
+			job, jenv, err := startJob(cmd, env, "check", w, url)
+			if err != nil {
+				return err
+			}
 			o.job = job
 			return job.end(cmd.Context(), runCheck(cmd.Context(), jenv, &o.common, w, url))
 		},

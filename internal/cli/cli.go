@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/runner"
 	_ "github.com/sledge-bench/sledge/internal/db/all" // database drivers
 	"github.com/sledge-bench/sledge/internal/workload"
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
@@ -57,6 +58,11 @@ type Env struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	IsTerminal     bool // stderr is a terminal: draw progress bars
+	// JobID is a queued job to run as (the service queues a job first, to
+	// answer with its id); 0 records a new job.
+	JobID int64
+	// Outputs follow the job live (the service's stream, Prometheus).
+	Outputs []runner.Output
 }
 
 // exitError carries an exit status with its one-line message.

@@ -97,7 +97,10 @@ run" does), starts no other, and prints the table of what was measured
 			if err != nil {
 				return err
 			}
-			job, jenv := startJob(cmd, env, "compare", w, u)
+			job, jenv, err := startJob(cmd, env, "compare", w, u)
+			if err != nil {
+				return err
+			}
 			o.job = job
 			return job.end(cmd.Context(), runCompare(cmd, jenv, o, w, u))
 		},

@@ -19,6 +19,7 @@ import (
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -51,8 +52,11 @@ type jobRun struct {
 	store   *jobs.Store
 	created bool // this command created the store's file
 	job     jobs.Job
-	spec    map[string]any
+	spec    runner.Spec
 	secrets []string
+	outs    []runner.Output // who follows the job live (the service)
+	meter   string          // the business counter's name (NOPM) and the type it counts
+	meterK  int
 	start   time.Time
 
 	mu      sync.Mutex
@@ -63,6 +67,8 @@ type jobRun struct {
 	warned  bool
 	hists   []jobs.Histogram
 
+	queuedID bool // the job was queued by the service and claimed here
+
 	stopSample func()
 	stopFlush  chan struct{}
 	flushDone  chan struct{}
@@ -71,9 +77,9 @@ type jobRun struct {
 // startJob records a running job of the given kind, unless --no-job, and
 // returns the environment the command must use: its stderr is copied to
 // the job's log.
-func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, rawURL string) (*jobRun, *Env) {
+func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, rawURL string) (*jobRun, *Env, error) {
 	if f := cmd.Flag("no-job"); f != nil && f.Value.String() == "true" {
-		return nil, env
+		return nil, env, nil
 	}
 	ctx := context.WithoutCancel(cmd.Context())
 	path, err := jobsPath(cmd, env)
@@ -87,27 +93,39 @@ func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, ra
 	if err != nil {
 		// The benchmark matters more than its record: warn and go on.
 		fmt.Fprintf(env.Stderr, "sledge: warning: this %s is not recorded: %s (--no-job skips the job store)\n", kind, oneLine(err.Error()))
-		return nil, env
+		return nil, env, nil
 	}
-	r := &jobRun{warnTo: env.Stderr, store: st, secrets: jobs.Secrets(rawURL), start: time.Now(), created: created}
+	r := &jobRun{warnTo: env.Stderr, store: st, secrets: jobs.Secrets(rawURL), start: time.Now(), created: created,
+		outs: env.Outputs, meterK: -1}
 	r.spec = specOf(cmd, kind, w.Name(), rawURL)
-	r.job = jobs.Job{Kind: kind, Workload: w.Name(), Database: db.Redact(rawURL), Version: Version(),
+	r.job = jobs.Job{ID: env.JobID, Kind: kind, Workload: w.Name(), Database: db.Redact(rawURL), Version: Version(),
 		Host: jobs.ThisHost(), Started: r.start, Spec: r.specJSON()}
-	if err := st.Create(ctx, &r.job); err != nil {
+	record := st.Create
+	if env.JobID != 0 {
+		record = st.Claim // the service queued it: run as that job
+	}
+	if err := record(ctx, &r.job); err != nil {
+		if env.JobID != 0 {
+			// A job the service queued and then stopped or deleted: it
+			// must not run unrecorded.
+			_ = st.Close()
+			return nil, env, fmt.Errorf("the job was stopped or deleted before it started: %w", err)
+		}
 		fmt.Fprintf(env.Stderr, "sledge: warning: this %s is not recorded: %s (--no-job skips the job store)\n", kind, oneLine(err.Error()))
 		_ = st.Close()
-		return nil, env
+		return nil, env, nil
 	}
+	r.queuedID = env.JobID != 0
 	r.stopFlush, r.flushDone = make(chan struct{}), make(chan struct{})
 	go r.flushLoop()
 	jenv := *env
 	jenv.Stderr = &logTee{w: env.Stderr, r: r}
-	return r, &jenv
+	return r, &jenv, nil
 }
 
-// specOf is the command as JSON: every option with its value (the ones
+// specOf is the command as a spec: every option with its value (the ones
 // given and the defaults), with the database URL redacted.
-func specOf(cmd *cobra.Command, kind, wl, rawURL string) map[string]any {
+func specOf(cmd *cobra.Command, kind, wl, rawURL string) runner.Spec {
 	opts := map[string]any{}
 	var set []string
 	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
@@ -126,7 +144,7 @@ func specOf(cmd *cobra.Command, kind, wl, rawURL string) map[string]any {
 	if set == nil {
 		set = []string{}
 	}
-	return map[string]any{"command": kind, "workload": wl, "database": db.Redact(rawURL), "options": opts, "set": set}
+	return runner.Spec{Version: runner.SpecVersion, Kind: kind, Workload: wl, DB: db.Redact(rawURL), Options: opts, Set: set}
 }
 
 // typedValue keeps numbers and booleans as JSON numbers and booleans.
@@ -197,9 +215,7 @@ func (r *jobRun) setRun(info db.Info, mode workload.Mode, vus int, seed uint64, 
 	r.job.Mode, r.job.VUs = mode.String(), vus
 	r.specSeed(seed)
 	if mode := mode.String(); mode != "" {
-		if opts, ok := r.spec["options"].(map[string]any); ok {
-			opts["mode"] = mode
-		}
+		r.spec.Options["mode"] = mode
 	}
 	r.job.Spec = r.specJSON()
 	r.job.TxTypes = make([]string, len(mix))
@@ -224,17 +240,21 @@ func (r *jobRun) setSeed(seed uint64) {
 // --random-seed (time, rand), which would not repeat it and which --seed
 // refuses beside it.
 func (r *jobRun) specSeed(seed uint64) {
-	if opts, ok := r.spec["options"].(map[string]any); ok {
-		opts["seed"] = json.Number(strconv.FormatUint(seed, 10))
-	}
-	if set, ok := r.spec["set"].([]string); ok {
-		kept := []string{}
-		for _, n := range set {
-			if n != "random-seed" {
-				kept = append(kept, n)
-			}
+	r.spec.Options["seed"] = json.Number(strconv.FormatUint(seed, 10))
+	kept := []string{}
+	for _, n := range r.spec.Set {
+		if n != "random-seed" {
+			kept = append(kept, n)
 		}
-		r.spec["set"] = kept
+	}
+	r.spec.Set = kept
+}
+
+// setMeter names the business counter (NOPM) and the type whose
+// completions it counts, for the outputs' ticks.
+func (r *jobRun) setMeter(name string, kind int) {
+	if r != nil {
+		r.meter, r.meterK = name, kind
 	}
 }
 
@@ -243,14 +263,39 @@ func (r *jobRun) sample(live *engine.Live) {
 	if r == nil {
 		return
 	}
+	for _, o := range r.outs {
+		o.Start(runner.Job{ID: r.job.ID, Kind: r.job.Kind, Workload: r.job.Workload, DB: r.job.Database,
+			TxTypes: r.job.TxTypes, MeterName: r.meter, MeterKind: r.meterK, Live: live})
+	}
 	r.stopSample = engine.Sample(live, time.Second, func(t engine.Tick) {
 		r.mu.Lock()
-		defer r.mu.Unlock()
 		r.nSample++
-		r.samples = append(r.samples, jobs.Sample{Seq: r.nSample, ElapsedMs: t.At.Sub(r.start).Milliseconds(),
+		s := jobs.Sample{Seq: r.nSample, ElapsedMs: t.At.Sub(r.start).Milliseconds(),
 			SpanMs: t.Span.Milliseconds(), Phase: t.Phase.String(), Completed: t.Completed(),
-			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType})
+			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType}
+		r.samples = append(r.samples, s)
+		r.mu.Unlock()
+		if len(r.outs) > 0 {
+			tick := tickOf(s, r.meterK)
+			for _, o := range r.outs {
+				o.Tick(r.job.ID, tick)
+			}
+		}
 	})
+}
+
+// tickOf is a stored sample as the outputs see it: rates per minute over
+// its interval, the business counter's (NOPM) from the type it counts.
+func tickOf(s jobs.Sample, meterKind int) runner.Tick {
+	t := runner.Tick{T: float64(s.ElapsedMs) / 1000, Span: float64(s.SpanMs) / 1000, Phase: s.Phase,
+		Completed: s.Completed, Measured: s.Measured, Errors: s.Errors, ByType: s.ByType}
+	if t.Span > 0 {
+		t.TPM = float64(s.Completed) * 60 / t.Span
+		if meterKind >= 0 && meterKind < len(s.ByType) {
+			t.Meter = float64(s.ByType[meterKind]) * 60 / t.Span
+		}
+	}
+	return t
 }
 
 // runDone stops the counter as soon as the run returns and keeps the
@@ -304,7 +349,7 @@ func (r *jobRun) end(ctx context.Context, err error) error {
 	<-r.flushDone
 	bg := context.Background()
 	code := exitCode(ctx, err)
-	if code == ExitUsage {
+	if code == ExitUsage && !r.queuedID {
 		// Refused input is not a job, and leaves nothing behind: a store
 		// this command created for it goes again.
 		if derr := r.store.Delete(bg, r.job.ID); derr != nil {
@@ -344,6 +389,12 @@ func (r *jobRun) end(ctx context.Context, err error) error {
 	r.job.Ended = time.Now()
 	if ferr := r.store.Finish(bg, &r.job, r.hists); ferr != nil {
 		r.warn(ferr)
+	}
+	if len(r.outs) > 0 {
+		res := runner.Result{JobID: r.job.ID, Code: code, JSON: r.job.Summary, Err: r.job.Error}
+		for _, o := range r.outs {
+			o.End(r.job.ID, res)
+		}
 	}
 	return err
 }

@@ -124,7 +124,10 @@ its own). --no-cost turns the measuring off, to see what it costs;
 				return err
 			}
 			defer stopProfile()
-			job, jenv := startJob(cmd, env, "run", w, url)
+			job, jenv, err := startJob(cmd, env, "run", w, url)
+			if err != nil {
+				return err
+			}
 			o.job = job
 			return job.end(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
 		},
@@ -387,6 +390,9 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if plan.Cost {
 		sc = newServerCost(ctx, env.Stderr, s.db, info, live)
 		defer sc.close()
+	}
+	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
+		o.job.setMeter(meter.MeterName(), mt.MeterKind())
 	}
 	o.job.sample(live)
 	var stopDisplay func()

@@ -11,7 +11,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     database       TEXT    NOT NULL,                  -- URL, password redacted
     mode           TEXT    NOT NULL DEFAULT '',       -- run: procedure, client, prepared
     vus            INTEGER NOT NULL DEFAULT 0,        -- run: virtual users; build: build virtual users
-    status         TEXT    NOT NULL,                  -- running, completed, interrupted, failed, incomplete
+    status         TEXT    NOT NULL,                  -- queued, running, completed, interrupted, stopped, failed, incomplete
     error          TEXT    NOT NULL DEFAULT '',       -- why it failed, one line
     started_at     TEXT    NOT NULL,                  -- UTC, RFC 3339 with milliseconds
     ended_at       TEXT,                              -- NULL while running

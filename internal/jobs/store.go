@@ -42,6 +42,8 @@ const (
 	Interrupted Status = "interrupted" // stopped by Ctrl-C or SIGTERM; what was measured is kept
 	Failed      Status = "failed"      // ended with an error
 	Incomplete  Status = "incomplete"  // its process died (SIGKILL, crash, power loss) while running
+	Queued      Status = "queued"      // the service accepted it and has not started it yet
+	Stopped     Status = "stopped"     // stopped on request (the service's stop): what was measured is kept
 )
 
 // ErrNotFound is returned for a job id the store does not hold.
@@ -245,6 +247,58 @@ func (s *Store) Create(ctx context.Context, j *Job) error {
 		return fmt.Errorf("record job: %w", err)
 	}
 	return nil
+}
+
+// Queue records j as a job this process will run later (the service's
+// answer to a new job), with status queued; Claim starts it. A queued job
+// whose process dies is reconciled as incomplete, as a running one is.
+func (s *Store) Queue(ctx context.Context, j *Job) error {
+	if err := s.Create(ctx, j); err != nil {
+		return err
+	}
+	j.Status = Queued
+	if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET status = 'queued' WHERE id = ?`, j.ID); err != nil {
+		return fmt.Errorf("queue job %d: %w", j.ID, err)
+	}
+	return nil
+}
+
+// Claim starts the queued job j.ID as running in this process, with j's
+// row (kind, workload, spec…) replacing what was queued. It fails when the
+// job is no longer queued: stopped or deleted before it started.
+func (s *Store) Claim(ctx context.Context, j *Job) error {
+	j.Status = Running
+	j.PID, j.procStart = selfProcess()
+	if j.Started.IsZero() {
+		j.Started = time.Now()
+	}
+	j.Database = db.Redact(j.Database)
+	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET kind = ?, workload = ?, database = ?, mode = ?, vus = ?,
+		status = 'running', started_at = ?, pid = ?, proc_start = ?, sledge_version = ?, spec = ?, db_info = ?,
+		host = ?, tx_types = ? WHERE id = ? AND status = 'queued'`,
+		j.Kind, j.Workload, j.Database, j.Mode, j.VUs, fmtTime(j.Started), j.PID, j.procStart, j.Version,
+		rawOr(j.Spec, "{}"), mustJSON(j.DB), mustJSON(j.Host), mustJSON(nonNil(j.TxTypes)), j.ID)
+	if err != nil {
+		return fmt.Errorf("start job %d: %w", j.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return fmt.Errorf("start job %d: it is no longer queued", j.ID)
+	}
+	return nil
+}
+
+// SetStatus moves job id from one status to another (a queued job
+// stopped before it started; an interrupted one that was stopped on
+// request), and reports whether it was in from.
+func (s *Store) SetStatus(ctx context.Context, id int64, from, to Status, msg string) (bool, error) {
+	res, err := s.db.ExecContext(ctx, `UPDATE jobs SET status = ?, error = CASE WHEN ? = '' THEN error ELSE ? END,
+		ended_at = coalesce(ended_at, ?) WHERE id = ? AND status = ?`,
+		string(to), msg, msg, fmtTime(time.Now()), id, string(from))
+	if err != nil {
+		return false, fmt.Errorf("job %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
 }
 
 func nonNil(s []string) []string {
@@ -513,7 +567,7 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 // incomplete, ending them at their last sign of life.
 func (s *Store) reconcile(ctx context.Context, id int64) error {
 	rows, err := s.db.QueryContext(ctx, `SELECT id, pid, proc_start, host FROM jobs
-		WHERE status = 'running' AND (? = 0 OR id = ?)`, id, id)
+		WHERE status IN ('running', 'queued') AND (? = 0 OR id = ?)`, id, id)
 	if err != nil {
 		return fmt.Errorf("read running jobs: %w", err)
 	}
@@ -551,7 +605,7 @@ func (s *Store) reconcile(ctx context.Context, id int64) error {
 		end := t.Add(time.Duration(last.Int64) * time.Millisecond)
 		if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET status = 'incomplete', ended_at = ?,
 			error = 'the sledge process ended without finishing the job (killed?)'
-			WHERE id = ? AND status = 'running'`, fmtTime(end), jid); err != nil {
+			WHERE id = ? AND status IN ('running', 'queued')`, fmtTime(end), jid); err != nil {
 			return fmt.Errorf("mark job %d incomplete: %w", jid, err)
 		}
 	}

@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+
+	"github.com/sledge-bench/sledge/internal/runner"
+)
+
+// Execute runs one spec in this process exactly as the command line would
+// run it with --json: the same options, checks, job record and exit
+// status. It is the runner.Executor behind `sledge serve` and `sledge
+// jobs rerun`. Cancelling ctx stops the job as Ctrl-C does.
+func Execute(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
+	args, err := s.Args(x.Only)
+	if err != nil {
+		return runner.Result{Code: ExitUsage, Err: err.Error()}
+	}
+	args = append(args, "--json")
+	if x.JobsDB != "" {
+		args = append(args, "--jobs-db", x.JobsDB)
+	}
+	var out bytes.Buffer
+	var errBuf lastErrLine
+	stderr := io.Writer(&errBuf)
+	if x.Stderr != nil {
+		stderr = io.MultiWriter(x.Stderr, &errBuf)
+	}
+	getenv := x.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	code := Main(ctx, args, Env{Stdout: &out, Stderr: stderr, Getenv: getenv, JobID: x.JobID, Outputs: x.Outputs})
+	r := runner.Result{JobID: x.JobID, Code: code}
+	if b := bytes.TrimSpace(out.Bytes()); json.Valid(b) && len(b) > 0 {
+		r.JSON = json.RawMessage(b)
+	}
+	if code != ExitOK {
+		r.Err = strings.TrimPrefix(errBuf.last, "sledge: ")
+	}
+	return r
+}
+
+// lastErrLine keeps the last line written to it that says something: the
+// error Main prints last.
+type lastErrLine struct {
+	buf  []byte
+	last string
+}
+
+func (l *lastErrLine) Write(p []byte) (int, error) {
+	for _, c := range p {
+		if c == '\n' || c == '\r' {
+			if t := strings.TrimSpace(string(l.buf)); t != "" {
+				l.last = t
+			}
+			l.buf = l.buf[:0]
+			continue
+		}
+		if len(l.buf) < 4096 {
+			l.buf = append(l.buf, c)
+		}
+	}
+	return len(p), nil
+}
+
+var _ runner.Executor = Execute
