@@ -18,8 +18,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/sledge-bench/sledge/internal/db"
-	"github.com/sledge-bench/sledge/internal/runner"
 	_ "github.com/sledge-bench/sledge/internal/db/all" // database drivers
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
 )

@@ -258,8 +258,8 @@ type Tick struct {
 	T         float64 // seconds since the job started, at the end of the interval
 	Span      float64 // seconds the interval lasted
 	Phase     string
-	Completed int64   // transactions completed in the interval, all types
-	Measured  int64   // of those, completed in the measured interval
+	Completed int64 // transactions completed in the interval, all types
+	Measured  int64 // of those, completed in the measured interval
 	Errors    int64
 	ByType    []int64 // per type, in Job.TxTypes order
 	TPM       float64 // Completed per minute over the interval (client count)
