@@ -404,7 +404,13 @@ func TestContractJobs(t *testing.T) {
 		}},
 		{[]string{"jobs", "export", ids[0], "--format", "json"}, func(t *testing.T, out string) {
 			pinKeys(t, "jobs export --format json", out, map[string]kind{"id": jNumber, "kind": jString, "status": jString,
-				"spec": jObject, "summary": jObject, "samples": jArray, "sledge_version": jString})
+				"spec": jObject, "summary": jObject, "samples": jArray, "sledge_version": jString,
+				// The versioned spec (issue 14) beside the keys it always had.
+				"spec.version": jNumber, "spec.kind": jString, "spec.db": jString, "spec.command": jString,
+				"spec.database": jString, "spec.options": jObject, "spec.set": jArray})
+		}},
+		{[]string{"jobs", "rerun", ids[0], "--json"}, func(t *testing.T, out string) {
+			pinKeys(t, "jobs rerun --json", out, map[string]kind{"nopm": jNumber, "tpm": jNumber})
 		}},
 		{[]string{"jobs", "export", ids[0], "--format", "csv"}, func(t *testing.T, out string) {
 			if !strings.HasPrefix(out, "seq,elapsed_s,") {
@@ -465,8 +471,11 @@ func TestContractFlags(t *testing.T) {
 			t.Errorf("compare -%s is %v, want --%s as in run", s, f, short[s])
 		}
 	}
-	for _, sub := range []string{"list", "show", "diff", "export", "delete"} {
+	for _, sub := range []string{"list", "show", "diff", "export", "delete", "rerun"} {
 		find("jobs", sub)
+	}
+	if find("jobs", "rerun").Flags().Lookup("db") == nil {
+		t.Error("jobs rerun has no --db")
 	}
 	if find("jobs", "export").Flags().Lookup("format") == nil {
 		t.Error("jobs export has no --format")

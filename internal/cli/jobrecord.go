@@ -24,8 +24,10 @@ import (
 )
 
 // flushEvery is how often a running job's time series and log are appended
-// to the store: what a SIGKILL can lose at most.
-const flushEvery = 5 * time.Second
+// to the store: what a SIGKILL can lose at most, and how late `sledge
+// serve` sees the counter of a job that runs in another process. One short
+// WAL transaction a second costs the run nothing it could measure.
+const flushEvery = time.Second
 
 // jobsPath is --jobs-db, else $SLEDGE_JOBS_DB, else
 // $XDG_DATA_HOME/sledge/jobs.db (~/.local/share/sledge/jobs.db), whose

@@ -20,6 +20,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -38,11 +39,14 @@ transaction counter and the log (see docs/jobs.md).
 
 Statuses: running, completed, interrupted (Ctrl-C: what was measured is
 kept), failed, and incomplete: the process died (SIGKILL, crash) while it
-ran; what it recorded until then is kept.`,
+ran; what it recorded until then is kept. Jobs that "sledge serve" accepts
+are also queued until they start, and stopped when stopped from the API.
+
+"sledge jobs rerun ID" runs a recorded job again, exactly as it was asked.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newJobsList(env), newJobsShow(env), newJobsDiff(env), newJobsExport(env), newJobsDelete(env))
+	cmd.AddCommand(newJobsList(env), newJobsShow(env), newJobsDiff(env), newJobsExport(env), newJobsDelete(env), newJobsRerun(env))
 	return cmd
 }
 
@@ -881,5 +885,65 @@ func newJobsDelete(env *Env) *cobra.Command {
 		},
 	}
 	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func newJobsRerun(env *Env) *cobra.Command {
+	var dbURL string
+	var jsonOut bool
+	cmd := &cobra.Command{
+		Use:   "rerun ID",
+		Short: "Run a recorded job again exactly as it was asked, as a new job",
+		Long: `Run the job ID again from its stored spec: the same command, workload and
+database, the options that were given (not the defaults of the sledge that
+recorded it), and the seed and mode the first run resolved, so that a run
+draws the same inputs. The new job is recorded like any other.
+
+The stored database URL has no password: it comes from the variable the
+driver reads (PGPASSWORD, MYSQL_PWD), or give the URL again with --db.
+--json prints the new job's result as the command's --json does.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, err := openJobs(cmd, env)
+			if err != nil {
+				return err
+			}
+			r, err := getJob(cmd.Context(), st, args[0])
+			path := st.Path()
+			_ = st.Close()
+			if err != nil {
+				return err
+			}
+			spec, err := runner.ParseSpec(r.Spec)
+			if err != nil {
+				return fmt.Errorf("job %d: %w", r.ID, err)
+			}
+			if dbURL != "" {
+				spec.DB = dbURL
+			} else {
+				spec.DB, _ = db.Pasteable(spec.DB)
+				spec.DB = strings.ReplaceAll(spec.DB, ":REDACTED@", "@")
+			}
+			argv, err := spec.Args(true)
+			if err != nil {
+				return fmt.Errorf("job %d: %w", r.ID, err)
+			}
+			argv = append(argv, "--jobs-db", path)
+			if jsonOut {
+				argv = append(argv, "--json")
+			}
+			shown := make([]string, len(argv))
+			for i, a := range argv {
+				shown[i] = db.Redact(a)
+			}
+			fmt.Fprintf(env.Stderr, "rerunning job %d: sledge %s\n", r.ID, strings.Join(shown, " "))
+			if code := Main(cmd.Context(), argv, *env); code != ExitOK {
+				return errSilent{code: code} // the command printed its error
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dbURL, "db", "", "the database URL, to give its password or point the job at another database")
+	cmd.Flags().BoolVar(&jsonOut, "json", false, "print the new job's result as JSON, as the command's --json does")
 	return cmd
 }
