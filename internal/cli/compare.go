@@ -9,11 +9,12 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/jobs"
 	"github.com/sledge-bench/sledge/internal/report"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -43,13 +45,6 @@ type compareOpts struct {
 	port        int
 	html        string
 	wlFlags     map[string]bool // the workloads' run options, passed on to every cell
-}
-
-// sledgeExe is the sledge binary each cell runs, and extra environment for
-// it. Tests replace it: their own executable is the test binary.
-var sledgeExe = func() (string, []string, error) {
-	p, err := os.Executable()
-	return p, nil, err
 }
 
 func newCompare(env *Env) *cobra.Command {
@@ -626,13 +621,11 @@ func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.M
 	return info, nil
 }
 
-// runCell runs one cell as `sledge run … --json` in a child process: a
-// normal run with its own job, whose JSON carries whatever a run reports.
+// runCell runs one cell as `sledge run … --json` in this process, through
+// the command line's own path: a normal run with its own job, whose JSON
+// carries whatever a run reports. This process does nothing else while a
+// cell runs, so the run's client CPU (the process's) is the cell's.
 func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, c *cell, i, n int) error {
-	exe, extraEnv, err := sledgeExe()
-	if err != nil {
-		return fmt.Errorf("find the sledge executable for the cells: %w", err)
-	}
 	args := []string{"run", w.Name(), "--mode", c.mode.String(), "--vus", strconv.Itoa(c.vus),
 		"--seed", strconv.FormatUint(o.seed, 10), "--json"}
 	if o.explicit {
@@ -659,25 +652,14 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 			args = append(args, "--"+f.Name+"="+f.Value.String())
 		}
 	})
-	child := exec.CommandContext(ctx, exe, args...)
-	child.Env = append(os.Environ(), extraEnv...)
-	if !o.explicit {
-		// The child finds the same default database as this process.
-		for _, k := range []string{"XDG_DATA_HOME", "HOME"} {
-			if v := env.Getenv(k); v != "" {
-				child.Env = append(child.Env, k+"="+v)
-			}
-		}
-	}
-	// Ctrl-C: the cell stops as a run does, keeping what it measured.
-	child.Cancel = func() error { return child.Process.Signal(os.Interrupt) }
-	child.WaitDelay = time.Minute
 	var stdout, stderr bytes.Buffer
-	child.Stdout, child.Stderr = &stdout, &stderr
+	cellEnv := Env{Stdout: &stdout, Stderr: &stderr, Getenv: env.Getenv}
 	if o.progress > 0 {
 		// -P: the cell's own progress lines, as they come.
-		child.Stderr = io.MultiWriter(&stderr, env.Stderr)
+		cellEnv.Stderr = io.MultiWriter(&stderr, env.Stderr)
 	}
+	var rec jobIDOutput
+	cellEnv.Outputs = append([]runner.Output{&rec}, env.Outputs...)
 
 	what := fmt.Sprintf("cell %d/%d: %s · %s · %d VU%s", i+1, n, c.mode, c.transport, c.vus, plural(c.vus))
 	var disp *progress
@@ -695,20 +677,18 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 			return el.Seconds() / total.Seconds(), fmt.Sprintf("%s: %s of %s", what, seconds(el), seconds(total))
 		})
 	}
-	err = child.Run()
+	// The previous cell's garbage is not this one's to collect.
+	runtime.GC()
+	code := Main(ctx, args, cellEnv)
 	if disp != nil {
 		disp.Stop()
-	}
-	code := -1
-	if child.ProcessState != nil {
-		code = child.ProcessState.ExitCode()
 	}
 	// Exit 3 is a cell measured to its end with failed transactions: its
 	// result counts, and compare exits 3 after the table.
 	if code != ExitOK && code != ExitInterrupted && code != ExitFailedTx {
 		why := lastLine(stderr.String())
-		if why == "" && err != nil {
-			why = err.Error()
+		if why == "" {
+			why = fmt.Sprintf("exit %d", code)
 		}
 		return fmt.Errorf("%s failed: %s", what, strings.TrimPrefix(why, "sledge: "))
 	}
@@ -723,7 +703,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 		res.Interrupted = true
 	}
 	c.res = &res
-	c.jobID = o.job.childJob(child.Process.Pid, start)
+	c.jobID = rec.id.Load()
 	if !o.jsonOut {
 		// A run prints warnings on stderr even with --json: pass them on
 		// (-P passed them on as they came).
@@ -754,24 +734,12 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// childJob finds the run job a cell's process recorded: the newest run of
-// that process id since the cell started. 0 when there is none.
-func (r *jobRun) childJob(pid int, since time.Time) int64 {
-	if r == nil {
-		return 0
-	}
-	list, err := r.store.List(context.Background(), 50)
-	if err != nil {
-		r.warn(err)
-		return 0
-	}
-	for _, j := range list {
-		if j.Kind == "run" && j.PID == pid && !j.Started.Before(since.Add(-time.Second)) {
-			return j.ID
-		}
-	}
-	return 0
-}
+// jobIDOutput learns the job id a cell's run was recorded as.
+type jobIDOutput struct{ id atomic.Int64 }
+
+func (o *jobIDOutput) Start(j runner.Job)            { o.id.Store(j.ID) }
+func (o *jobIDOutput) Tick(int64, runner.Tick)       {}
+func (o *jobIDOutput) End(id int64, _ runner.Result) { o.id.Store(id) }
 
 func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.Info, cells []*cell, interrupted bool) *compareJSON {
 	out := &compareJSON{Cells: []cellJSON{}, Workload: w.Name(), Database: db.Redact(rawURL), Driver: info.Driver,

@@ -5,35 +5,13 @@ import (
 	"encoding/json"
 	"net/url"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// asSledge makes this test binary act as sledge when a compare test runs
-// it for a cell: compare runs its own executable, which here is the test.
-const asSledge = "SLEDGE_CLI_TEST_AS_SLEDGE"
-
-func init() {
-	if os.Getenv(asSledge) != "1" {
-		return
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }()
-	os.Exit(Main(ctx, os.Args[1:], Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv}))
-}
-
-func init() {
-	sledgeExe = func() (string, []string, error) {
-		p, err := os.Executable()
-		return p, []string{asSledge + "=1"}, err
-	}
-}
 
 type compareOut struct {
 	Cells []struct {
