@@ -30,6 +30,9 @@ type costJSON struct {
 	// threads, null unless measured (--per-type-cpu).
 	ClientCPUUs     *float64 `json:"client_cpu_us"`    // user+sys CPU
 	ContextSwitches *float64 `json:"context_switches"` // voluntary+involuntary
+	// ClientCPUNote says why the overall CPU and context switches are
+	// null although measured: another run shared the process.
+	ClientCPUNote string `json:"client_cpu_note,omitempty"`
 }
 
 // serverCostJSON is what the server says it sent and received per
@@ -405,9 +408,17 @@ func overallCost(res *engine.Result, total *metrics.TxStats) *costJSON {
 		return nil
 	}
 	c := wireCost(total.Wire, n)
+	if res.SharedProcess {
+		// Both runs' CPU: a figure that would be wrong is not shown.
+		c.ClientCPUNote = sharedCPUNote
+		return c
+	}
 	c.ClientCPUUs, c.ContextSwitches = usageCost(res.Process, n)
 	return c
 }
+
+// sharedCPUNote is why a run's client CPU is not given.
+const sharedCPUNote = "not measured: another run went on in this sledge process during the measured interval (sledge serve runs jobs side by side), so its CPU time is not this run's"
 
 // typeCost is one type's cost: its wire counts, and CPU and context
 // switches on its VUs' own threads, over its completed transactions.
@@ -631,7 +642,9 @@ func printCost(out io.Writer, s *runSummary) {
 		wire = "not counted on this database"
 	}
 	fmt.Fprintf(out, "round trips and bytes: %s\n", wire)
-	if perType {
+	if s.PerTxn != nil && s.PerTxn.ClientCPUNote != "" {
+		fmt.Fprintln(out, "CPU and context switches: "+s.PerTxn.ClientCPUNote)
+	} else if perType {
 		fmt.Fprintln(out, "CPU and context switches: per type on each virtual user's own thread; all: the whole sledge process")
 	} else {
 		fmt.Fprintln(out, "CPU and context switches: the whole sledge process (per type: --per-type-cpu)")

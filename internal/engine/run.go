@@ -170,6 +170,11 @@ type Result struct {
 	ProcessOK   bool
 	Wired       bool
 	ThreadUsage bool
+	// SharedProcess is true when another run went on in this process
+	// during the measured interval (the service runs jobs side by side):
+	// Process then holds both runs' CPU, not this one's.
+	SharedProcess bool
+	procEpoch     int64
 
 	// Throttling and the latency limit (Plan.Rate, Plan.LatencyLimit),
 	// over the measured interval: transactions skipped because they were
@@ -331,6 +336,11 @@ func (p *Plan) sessions() int {
 	return p.VUs
 }
 
+// runsActive counts the runs this process is executing, and runsStarted
+// the runs it has started: a run whose measured interval saw another one
+// cannot call the process's CPU time its own.
+var runsActive, runsStarted atomic.Int64
+
 // NewLive makes the live counters for a plan; pass it to Run.
 func NewLive(p *Plan) *Live {
 	return &Live{perKind: make([]atomic.Int64, len(p.Mix)), rollbacks: make([]atomic.Int64, len(p.Mix))}
@@ -356,6 +366,9 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		stopTimeout = DefaultStopTimeout
 	}
 	background := context.WithoutCancel(ctx)
+	runsActive.Add(1)
+	runsStarted.Add(1)
+	defer runsActive.Add(-1)
 	res := &Result{Start: time.Now()}
 	live.setPhase(PhaseConnect, res.Start)
 
@@ -489,6 +502,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if measured && res.ProcessOK {
 		u, err := metrics.ProcessUsage()
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
+		res.SharedProcess = res.SharedProcess || runsActive.Load() > 1 || runsStarted.Load() != res.procEpoch
 	}
 	stuck, finished := waitVUs(allDone, sessions, cancelTx, stopDeadline)
 	res.Stuck = stuck
@@ -754,6 +768,7 @@ func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, session
 		// Holds the start until the end replaces it with the delta.
 		u, err := metrics.ProcessUsage()
 		res.Process, res.ProcessOK = u, err == nil
+		res.procEpoch, res.SharedProcess = runsStarted.Load(), runsActive.Load() > 1
 	}
 	res.MeasureStart = time.Now()
 	live.setPhase(PhaseMeasure, res.MeasureStart)
