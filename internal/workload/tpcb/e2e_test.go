@@ -641,9 +641,9 @@ func TestBuildSteps(t *testing.T) {
 			AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL`); got[0][0] != 4 {
 			t.Errorf("%d of the 4 tables vacuumed and analyzed", got[0][0])
 		}
-		if got := ints(t, q, "SELECT relallvisible FROM pg_class WHERE relname = 'pgbench_accounts'"); got[0][0] == 0 {
-			t.Error("pgbench_accounts has no all-visible page: not vacuumed")
-		}
+		// relallvisible is not asked for: VACUUM marks no page all-visible
+		// while another test's transaction on this shared server holds an
+		// older snapshot, which made that check fail now and then in CI.
 	})
 	t.Run("mariadb", func(t *testing.T) {
 		u := freshMariaDB(t)
