@@ -292,7 +292,7 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 		}
 		args = rest
 	}
-	c.wlName = "tpcc"
+	c.wlName = workload.Default()
 	if len(args) > 0 {
 		c.wlName = args[0]
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -165,11 +164,11 @@ type cellRun struct {
 	Settings    map[string]string `json:"db_settings"`
 }
 
-// p90 is the New-Order p90 (the workload's first type when it has no
-// neword), and that type's name.
-func (r *cellRun) p90() (float64, string) {
+// p90 is the p90 of type head (the one the workload's headline counts:
+// TPC-C's New-Order), else of its first type, and that type's name.
+func (r *cellRun) p90(head string) (float64, string) {
 	for _, t := range r.Types {
-		if t.Name == "neword" {
+		if t.Name == head {
 			return t.P90Ms, t.Name
 		}
 	}
@@ -427,7 +426,11 @@ func transportURLs(raw string, o *compareOpts) ([]transportURL, error) {
 		return nil, err
 	}
 	scheme := strings.ToLower(u.Scheme)
-	own := urlTransport(scheme, u)
+	tr, _ := db.TransporterOf(scheme) // nil: a driver with no other transport
+	own := ""
+	if tr != nil {
+		own = tr.Transport(u)
+	}
 	names := splitList(o.transports)
 	if len(names) == 0 {
 		names = []string{own}
@@ -451,86 +454,12 @@ func transportURLs(raw string, o *compareOpts) ([]transportURL, error) {
 			if o.socket == "" {
 				return nil, usageErr("--transports unix needs --socket PATH with a TCP --db URL (PostgreSQL: the socket directory; MariaDB/MySQL: the socket file)")
 			}
-			out = append(out, transportURL{t, unixURL(scheme, u, o.socket)})
+			out = append(out, transportURL{t, tr.UnixURL(u, o.socket).String()})
 		default:
-			out = append(out, transportURL{t, tcpURL(scheme, u, o.host, o.port)})
+			out = append(out, transportURL{t, tr.TCPURL(u, o.host, o.port).String()})
 		}
 	}
 	return out, nil
-}
-
-// urlTransport is the transport a URL names: "" when compare cannot
-// derive another one from it.
-func urlTransport(scheme string, u *url.URL) string {
-	q := u.Query()
-	switch scheme {
-	case "sqlite":
-		return "embedded"
-	case "postgres", "postgresql":
-		h := q.Get("host")
-		if h == "" {
-			h = u.Hostname()
-		}
-		// libpq: a host that starts with a slash is a socket directory,
-		// and no host at all means the default socket.
-		if h == "" || strings.HasPrefix(h, "/") {
-			return "unix"
-		}
-		return "tcp"
-	case "mysql":
-		if q.Get("socket") != "" {
-			return "unix"
-		}
-		return "tcp"
-	}
-	return ""
-}
-
-// unixURL is the TCP URL u over the socket: PostgreSQL host=DIR (with the
-// port, which names the socket file), MariaDB/MySQL socket=FILE.
-func unixURL(scheme string, u *url.URL, socket string) string {
-	v := *u
-	q := v.Query()
-	if scheme == "mysql" {
-		q.Set("socket", socket)
-	} else {
-		q.Set("host", socket)
-		if p := v.Port(); p != "" && q.Get("port") == "" {
-			q.Set("port", p)
-		}
-	}
-	v.Host = ""
-	v.RawQuery = q.Encode()
-	return v.String()
-}
-
-// tcpURL is the socket URL u over TCP to host:port.
-func tcpURL(scheme string, u *url.URL, host string, port int) string {
-	v := *u
-	q := v.Query()
-	p := strconv.Itoa(port)
-	if port == 0 {
-		p = "3306"
-		if scheme != "mysql" {
-			p = "5432"
-			if qp := q.Get("port"); qp != "" {
-				p = qp
-			}
-		}
-	}
-	q.Del("socket")
-	q.Del("host")
-	q.Del("port")
-	v.Host = hostPort(host, p)
-	v.RawQuery = q.Encode()
-	return v.String()
-}
-
-func hostPort(host, port string) string {
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	return host + ":" + port
 }
 
 // validateMatrix reaches every URL and checks every mode there before the
@@ -734,6 +663,17 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
+// headType names the transaction type the workload's headline counts
+// (TPC-C: neword), "" when it has none.
+func headType(w workload.Workload) string {
+	if mt, ok := w.(workload.MeterTxn); ok {
+		if k := mt.MeterKind(); k >= 0 && k < len(w.Mix()) {
+			return w.Mix()[k].Name
+		}
+	}
+	return ""
+}
+
 // jobIDOutput learns the job id a cell's run was recorded as.
 type jobIDOutput struct{ id atomic.Int64 }
 
@@ -761,7 +701,7 @@ func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.I
 				out.Settings = r.Settings
 			}
 		}
-		p90, typ := r.p90()
+		p90, typ := r.p90(headType(w))
 		out.P90Type = typ
 		cj := cellJSON{Mode: c.mode.String(), Transport: c.transport, VUs: c.vus, NOPM: r.NOPM, TPM: r.TPM,
 			PerTxn: r.PerTxn, TPMSource: r.TPMSource, P90Ms: p90, Database: r.Database, MeasuredS: r.MeasuredS,

@@ -209,6 +209,12 @@ func TestTransportURLs(t *testing.T) {
 		{"mysql unix to tcp", "mysql://root:p@/tpcc?socket=/tmp/m.sock", "tcp", "", "127.0.0.1", 0,
 			map[string]string{"tcp": "mysql://root:p@127.0.0.1:3306/tpcc"}},
 		{"sqlite default", "sqlite:///tmp/x.db", "", "", "", 0, map[string]string{"embedded": "sqlite:///tmp/x.db"}},
+		// The driver, not a list of schemes in compare, knows its URLs: the
+		// mariadb:// alias derives transports as mysql:// does.
+		{"mariadb scheme tcp to unix", "mariadb://root:p@127.0.0.1:3307/tpcc", "tcp,unix", "/run/m.sock", "", 0,
+			map[string]string{"tcp": "mariadb://root:p@127.0.0.1:3307/tpcc", "unix": "mariadb://root:p@/tpcc?socket=%2Frun%2Fm.sock"}},
+		{"postgresql scheme unix to tcp", "postgresql://u@/tpcc?host=/run/pg", "tcp", "", "::1", 0,
+			map[string]string{"tcp": "postgresql://u@[::1]:5432/tpcc"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

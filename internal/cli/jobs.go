@@ -297,14 +297,11 @@ func compareSummaryOf(j *jobs.Job) *compareJSON {
 	return &c
 }
 
-// meterName is the workload's business counter's name ("NOPM").
+// meterName is the workload's headline figure's name ("NOPM", "tps"), as
+// it registered it.
 func meterName(wl string) string {
-	if m, err := workload.Lookup(wl); err == nil {
-		if w, err := m.Flags("run", newFlagSet())(1); err == nil {
-			if mt, ok := w.(workload.Meter); ok {
-				return mt.MeterName()
-			}
-		}
+	if m, err := workload.Lookup(wl); err == nil && m.Throughput != "" {
+		return m.Throughput
 	}
 	return "NOPM"
 }

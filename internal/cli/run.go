@@ -628,9 +628,10 @@ func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 // pgbenchOptions checks pgbench's controls and sets the defaults that
 // depend on the workload.
 func (o *runOpts) pgbenchOptions(w workload.Workload) error {
-	if !o.rampupSet && w.Name() != "tpcc" {
-		// pgbench has no warm-up; its workloads start measuring at once.
-		o.rampup = 0
+	if !o.rampupSet {
+		// The workload's own: pgbench has no warm-up, HammerDB ramps up.
+		meta, _ := workload.Lookup(w.Name())
+		o.rampup = meta.Rampup
 	}
 	switch {
 	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):

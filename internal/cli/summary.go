@@ -386,7 +386,7 @@ func (s *runSummary) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	var tx any = s.Processed
-	if s.Workload == "tpcc" {
+	if workload.ReportOf(s.Workload) == workload.ReportTPCC {
 		tx = s.PerType
 	}
 	t, err := json.Marshal(tx)
@@ -478,7 +478,8 @@ func printSummary(out io.Writer, s *runSummary) {
 	default:
 		fmt.Fprintf(out, "measured %.1f s after %.0f s of ramp-up%s\n", s.MeasuredS, s.RampupS, interrupted(s))
 	}
-	if s.Workload != "tpcc" {
+	style := workload.ReportOf(s.Workload)
+	if style == workload.ReportPgbench {
 		printPgbench(out, s)
 	}
 	if s.NOPM != nil {
@@ -501,7 +502,7 @@ func printSummary(out io.Writer, s *runSummary) {
 				"", thousands(int64(*s.TPMDatabase+0.5)))
 		}
 	}
-	if s.Workload == "tpcc" {
+	if style == workload.ReportTPCC {
 		printLimits(out, s)
 	}
 	fmt.Fprintln(out)

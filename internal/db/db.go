@@ -66,6 +66,37 @@ type PasswordEnver interface {
 	PasswordEnv() string
 }
 
+// Transporter is a Driver whose URLs name how they reach the server, and
+// that can write the same database's URL over another transport (compare
+// --transports).
+type Transporter interface {
+	// Transport is the transport u names: "embedded", "tcp" or "unix".
+	Transport(u *url.URL) string
+	// UnixURL is u over the socket (PostgreSQL: its directory; MariaDB:
+	// the socket file); TCPURL is u over TCP to host:port, port 0 the
+	// server's default.
+	UnixURL(u *url.URL, socket string) *url.URL
+	TCPURL(u *url.URL, host string, port int) *url.URL
+}
+
+// TransporterOf is the Transporter of a URL scheme's driver.
+func TransporterOf(scheme string) (Transporter, bool) {
+	d, ok := lookup(scheme)
+	if !ok {
+		return nil, false
+	}
+	t, ok := d.(Transporter)
+	return t, ok
+}
+
+// HostPort joins a host and a port, bracketing an IPv6 address.
+func HostPort(host, port string) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + port
+}
+
 // Pasteable returns raw with its password left out, for a command a user
 // can paste (Redact's "REDACTED" cannot be), and the environment variable
 // that supplies the password to the driver; env is "" when raw had no

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/pflag"
 )
@@ -18,7 +19,31 @@ type Meta struct {
 	// "run", "check", "drop") to fs, and returns the constructor to call once
 	// fs is parsed. seed is the command's --seed.
 	Flags func(cmd string, fs *pflag.FlagSet) func(seed uint64) (Workload, error)
+
+	// Default marks the workload commands use when none is named (one
+	// workload registers it).
+	Default bool
+	// Rampup is the warm-up a run takes unless --rampup is given: TPC-C
+	// ramps up as HammerDB does; pgbench's workloads measure at once.
+	Rampup time.Duration
+	// Report is how results are named and printed.
+	Report Report
+	// Throughput names the headline figure, as users of the workload's
+	// tools know it: "NOPM", "tps".
+	Throughput string
 }
+
+// Report is how a workload's results are named and printed.
+type Report int
+
+const (
+	// ReportPgbench: tps, pgbench's "number of transactions actually
+	// processed", latency average; --json "transactions" is a number.
+	ReportPgbench Report = iota
+	// ReportTPCC: NOPM and TPM, TPC-C's response-time limits; --json
+	// "transactions" is an object of the types by key.
+	ReportTPCC
+)
 
 var (
 	regMu sync.RWMutex
@@ -44,6 +69,28 @@ func Lookup(name string) (Meta, error) {
 		return Meta{}, fmt.Errorf("unknown workload %q: known workloads are %s", name, strings.Join(namesLocked(), ", "))
 	}
 	return m, nil
+}
+
+// Default is the workload commands use when none is named.
+func Default() string {
+	regMu.RLock()
+	defer regMu.RUnlock()
+	for _, n := range namesLocked() {
+		if metas[n].Default {
+			return n
+		}
+	}
+	return ""
+}
+
+// ReportOf is how the named workload's results are printed (pgbench's
+// way for a name no workload registered).
+func ReportOf(name string) Report {
+	m, err := Lookup(name)
+	if err != nil {
+		return ReportPgbench
+	}
+	return m.Report
 }
 
 // Names lists the registered workloads.

@@ -37,6 +37,7 @@ func init() {
 		Name:        "script",
 		Description: "pgbench script files (-f FILE[@W], -D name=value) and pgbench's builtin scripts, run as pgbench runs them",
 		Flags:       flags,
+		Throughput:  "tps",
 	})
 }
 

@@ -32,6 +32,7 @@ func init() {
 		Name:        "tpcb",
 		Description: "pgbench's TPC-B-like builtins (tpcb-like, simple-update, select-only) on pgbench's four tables; not a TPC-B result",
 		Flags:       flags,
+		Throughput:  "tps",
 	})
 }
 

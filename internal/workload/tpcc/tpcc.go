@@ -26,6 +26,10 @@ func init() {
 		Name:        "tpcc",
 		Description: "TPC-C-derived OLTP (HammerDB TPROC-C): 9 tables, 5 transactions, NOPM and TPM; not an audited tpmC",
 		Flags:       flags,
+		Default:     true,
+		Rampup:      10 * time.Second,
+		Report:      workload.ReportTPCC,
+		Throughput:  "NOPM",
 	})
 }
 
