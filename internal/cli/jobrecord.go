@@ -372,9 +372,9 @@ func (r *jobRun) end(ctx context.Context, err error) error {
 	}
 	defer r.store.Close()
 	switch code {
-	case ExitOK, ExitFailedTx:
-		// A run with failed transactions measured to its end: its result
-		// is complete, and its error says what failed.
+	case ExitOK, ExitFailedTx, ExitThreshold:
+		// A run with failed transactions or a missed threshold measured to
+		// its end: its result is complete, and its error says what failed.
 		r.job.Status = jobs.Completed
 	case ExitInterrupted:
 		r.job.Status = jobs.Interrupted
