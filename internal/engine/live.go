@@ -27,6 +27,7 @@ type Live struct {
 	started    atomic.Int64 // UnixNano of the current phase's start
 	latencySq  atomic.Int64 // Σ latency², µs², for the progress line's stddev
 	kinds      []liveKind   // per mix type
+	vus        int          // the plan's
 }
 
 // liveKind is one transaction type's live counters. A completed
@@ -43,8 +44,11 @@ type liveKind struct {
 
 // NewLive makes the live counters for a plan; pass it to Run.
 func NewLive(p *Plan) *Live {
-	return &Live{kinds: make([]liveKind, len(p.Mix))}
+	return &Live{kinds: make([]liveKind, len(p.Mix)), vus: p.VUs}
 }
+
+// VUs is the number of virtual users of the plan the counters are for.
+func (l *Live) VUs() int { return l.vus }
 
 // complete counts a completed transaction of mix type kind (rollback: by
 // the workload's own rollback). It allocates nothing: the VU hot path.
