@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/spf13/cobra"
 )
 
@@ -431,6 +432,21 @@ func TestContractJobs(t *testing.T) {
 	}
 }
 
+// Issue 14: the series `run --metrics` (and the service's /metrics) serve,
+// with their types, which dashboards and scripts rely on
+// (docs/metrics.md). TestRunMetrics scrapes a real run for each of them.
+var metricNames = map[string]dto.MetricType{
+	"sledge_transactions_total":           dto.MetricType_COUNTER,
+	"sledge_rollbacks_total":              dto.MetricType_COUNTER,
+	"sledge_errors_total":                 dto.MetricType_COUNTER,
+	"sledge_retries_total":                dto.MetricType_COUNTER,
+	"sledge_transaction_duration_seconds": dto.MetricType_HISTOGRAM,
+	"sledge_reconnects_total":             dto.MetricType_COUNTER,
+	"sledge_measured_transactions_total":  dto.MetricType_COUNTER,
+	"sledge_vus":                          dto.MetricType_GAUGE,
+	"sledge_phase":                        dto.MetricType_GAUGE,
+}
+
 // The commands and flags the contracts name, with pgbench's short options.
 func TestContractFlags(t *testing.T) {
 	root := newRoot(t.Context(), &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }})
@@ -443,7 +459,7 @@ func TestContractFlags(t *testing.T) {
 	}
 	long := map[string][]string{
 		"build":   {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
-		"run":     {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold"},
+		"run":     {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger"},
 		"check":   {"db", "json", "jobs-db"},
 		"drop":    {"db"},
 		"compare": {"db", "json", "modes", "transports", "vus", "connections", "html", "duration", "rampup", "iterations"},

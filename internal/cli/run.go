@@ -49,6 +49,9 @@ type runOpts struct {
 	threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
 	noVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
 	cpuProfile   string
+
+	metrics       string        // --metrics HOST:PORT: serve /metrics during the run (issue 14)
+	metricsLinger time.Duration // --metrics-linger: serve it this long after the run
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -109,7 +112,14 @@ switches, and the server's side: its processes' CPU and context switches
 when it runs on this machine, statements, parses and plans as it counts
 them, and where the sessions wait (sampled every 100 ms on a connection of
 its own). --no-cost turns the measuring off, to see what it costs;
---per-type-cpu adds CPU and context switches per transaction type.`,
+--per-type-cpu adds CPU and context switches per transaction type.
+
+--metrics HOST:PORT serves the run's live counters at /metrics in
+Prometheus' text format while it runs, --no-job included: transactions,
+rollbacks, errors and retries per type, and latency histograms over fixed
+buckets that add up across load generators (docs/metrics.md). The server
+stops with the run; --metrics-linger D serves the final counts D longer.
+A malformed address is bad input (exit 2); a port in use, exit 1.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)
@@ -163,6 +173,8 @@ its own). --no-cost turns the measuring off, to see what it costs;
 	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
 	fs.StringArrayVar(&o.thresholdArgs, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
+	fs.StringVar(&o.metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
+	fs.DurationVar(&o.metricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
 	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 	return cmd
 }
@@ -257,6 +269,16 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	if o.progress < 0 {
 		return usageErr("--progress must not be negative")
+	}
+	var ms *metricsServer // --metrics: listening before anything runs
+	switch {
+	case o.metrics != "":
+		if ms, err = startMetrics(o.metrics, o.metricsLinger, env.Stderr, o.jsonOut); err != nil {
+			return err
+		}
+		defer ms.stop(ctx) // last: after the summary is out
+	case o.metricsLinger != 0:
+		return usageErr("--metrics-linger applies to --metrics")
 	}
 	var s *session
 	if isScript {
@@ -387,6 +409,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 	}
 	live := engine.NewLive(plan)
+	ms.follow(o.job.id(), w, s.url, live)
 	if plan.Cost {
 		sc = newServerCost(ctx, env.Stderr, s.db, info, live)
 		defer sc.close()
@@ -416,6 +439,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	plan.PinThreads = raw && plan.Connections == 0
 	res, runErr := engine.Run(ctx, plan, live)
 	undoThreads()
+	ms.ended(res != nil)
 	o.job.runDone(res, plan.Mix)
 	if stopDisplay != nil {
 		stopDisplay()

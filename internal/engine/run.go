@@ -237,62 +237,6 @@ func (r *Result) Delta(k string) (int64, bool) {
 	return b - a, ok1 && ok2
 }
 
-// Live is read by progress displays while a run goes on. All fields are
-// updated atomically.
-type Live struct {
-	phase      atomic.Int32
-	measured   atomic.Int64 // transactions completed in the measured interval
-	errors     atomic.Int64
-	reconnects atomic.Int64
-	started    atomic.Int64 // UnixNano of the current phase's start
-	latency    atomic.Int64 // Σ latency of completed transactions, ns
-	latencySq  atomic.Int64 // Σ latency², µs², for the progress line's stddev
-	perKind    []atomic.Int64
-	rollbacks  []atomic.Int64 // per kind: completed by the workload's own rollback
-}
-
-// Phase returns the current phase and when it started.
-func (l *Live) Phase() (Phase, time.Time) {
-	return Phase(l.phase.Load()), time.Unix(0, l.started.Load())
-}
-
-// Completed is the number of transactions completed so far (all phases):
-// the sum of the per-type counts, so the VU hot path bumps one counter, not two.
-func (l *Live) Completed() int64 {
-	var n int64
-	for i := range l.perKind {
-		n += l.perKind[i].Load()
-	}
-	return n
-}
-
-// Measured is the number of transactions completed in the measured interval.
-func (l *Live) Measured() int64 { return l.measured.Load() }
-
-// Errors is the number of failed transactions so far.
-func (l *Live) Errors() int64 { return l.errors.Load() }
-
-// Reconnects is the number of reconnections after a lost connection so far.
-func (l *Live) Reconnects() int64 { return l.reconnects.Load() }
-
-// Kind is the number of transactions of mix type i completed so far.
-func (l *Live) Kind(i int) int64 { return l.perKind[i].Load() }
-
-// Rollbacks is how many of Kind(i) rolled back on purpose (ErrUserAbort).
-func (l *Live) Rollbacks(i int) int64 { return l.rollbacks[i].Load() }
-
-// LatencySquares is the sum of the squared latencies (µs²) of the
-// transactions Completed counts.
-func (l *Live) LatencySquares() int64 { return l.latencySq.Load() }
-
-// Latency is the sum of the latencies of the transactions Completed counts.
-func (l *Live) Latency() time.Duration { return time.Duration(l.latency.Load()) }
-
-func (l *Live) setPhase(p Phase, at time.Time) {
-	l.started.Store(at.UnixNano())
-	l.phase.Store(int32(p))
-}
-
 // Validate checks a plan for impossible values, with one-line messages in
 // the words of the command-line options.
 func (p *Plan) Validate() error {
@@ -340,11 +284,6 @@ func (p *Plan) sessions() int {
 // the runs it has started: a run whose measured interval saw another one
 // cannot call the process's CPU time its own.
 var runsActive, runsStarted atomic.Int64
-
-// NewLive makes the live counters for a plan; pass it to Run.
-func NewLive(p *Plan) *Live {
-	return &Live{perKind: make([]atomic.Int64, len(p.Mix)), rollbacks: make([]atomic.Int64, len(p.Mix))}
-}
 
 // Run executes the plan. Cancelling ctx stops the run early: no new
 // transactions start, the ones in flight finish (and count), and
@@ -1138,13 +1077,7 @@ func (s *session) execute(ctx context.Context, tx workload.Txn, kind int, sched,
 	completed = err == nil || errors.Is(err, workload.ErrUserAbort)
 	switch {
 	case completed:
-		s.live.perKind[kind].Add(1)
-		s.live.latency.Add(int64(elapsed))
-		us := elapsed.Microseconds()
-		s.live.latencySq.Add(us * us)
-		if err != nil {
-			s.live.rollbacks[kind].Add(1)
-		}
+		s.live.complete(kind, elapsed, err != nil)
 		if counted {
 			if err == nil {
 				st.Commits++
@@ -1162,7 +1095,7 @@ func (s *session) execute(ctx context.Context, tx workload.Txn, kind int, sched,
 			}
 		}
 	default:
-		s.live.errors.Add(1)
+		s.live.fail(kind)
 		lost = isConnLost(err, conn)
 		// Errors are counted in every phase when the VU stops on them:
 		// the user must see why it stopped.
@@ -1176,6 +1109,9 @@ func (s *session) execute(ctx context.Context, tx workload.Txn, kind int, sched,
 		if counted && !lost {
 			s.ansSec = markSecond(s.ansSec, s.live, now)
 		}
+	}
+	if retries > 0 {
+		s.live.retry(kind, retries)
 	}
 	if counted {
 		if !asked.IsZero() {

@@ -162,7 +162,8 @@ func TestOutcomesAreClassified(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				p := plan(1, time.Millisecond, c.fail)
 				p.Iterations, p.MaxRetries = 10, c.maxRetries
-				res, err := Run(t.Context(), p, nil)
+				live := NewLive(p)
+				res, err := Run(t.Context(), p, live)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -170,6 +171,22 @@ func TestOutcomesAreClassified(t *testing.T) {
 				if tot.Commits != c.commits || tot.Rollbacks != c.rollbacks || tot.Errors != c.errs || tot.Retries != c.retries {
 					t.Errorf("got commits=%d rollbacks=%d errors=%d retries=%d, want %d %d %d %d",
 						tot.Commits, tot.Rollbacks, tot.Errors, tot.Retries, c.commits, c.rollbacks, c.errs, c.retries)
+				}
+				// An iterations run is all measured: the live counters
+				// (what /metrics exports) agree with the result.
+				var done, rb, errs, retries int64
+				for i := range live.Types() {
+					done += live.Kind(i)
+					rb += live.Rollbacks(i)
+					errs += live.KindErrors(i)
+					retries += live.Retries(i)
+					if _, n, _ := live.Buckets(i, nil); int64(n) != live.Kind(i) {
+						t.Errorf("type %d: histogram count %d, Kind %d", i, n, live.Kind(i))
+					}
+				}
+				if done != c.commits+c.rollbacks || rb != c.rollbacks || errs != c.errs || errs != live.Errors() || retries != c.retries {
+					t.Errorf("live: completed=%d rollbacks=%d errors=%d (Errors %d) retries=%d, want %d %d %d %d",
+						done, rb, errs, live.Errors(), retries, c.commits+c.rollbacks, c.rollbacks, c.errs, c.retries)
 				}
 				if c.errs > 0 && (len(res.Errors) == 0 || res.Errors[0].Count != c.errs) {
 					t.Errorf("error messages %+v", res.Errors)

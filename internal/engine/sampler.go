@@ -37,7 +37,7 @@ const phasePoll = 20 * time.Millisecond
 // and waits for fn to return, so that the ticks add up to live's totals. It
 // only reads atomics and does not change the run.
 func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
-	last := make([]int64, len(live.perKind))
+	last := make([]int64, live.Types())
 	lastErr, lastMeasured := live.Errors(), live.Measured()
 	for i := range last {
 		last[i] = live.Kind(i)

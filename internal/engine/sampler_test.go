@@ -11,11 +11,15 @@ import (
 // phase change ends a tick, so each tick's counts belong to its phase.
 func TestSampleAddsUpPerPhase(t *testing.T) {
 	live := NewLive(&Plan{Mix: make([]workload.TxType, 3)})
-	live.perKind[0].Add(5) // before sampling: in no tick
+	for range 5 {
+		live.complete(0, time.Millisecond, false) // before sampling: in no tick
+	}
 	var ticks []Tick
 	stop := Sample(live, 5*time.Millisecond, func(tk Tick) { ticks = append(ticks, tk) })
 	add := func(kind int, n int64) {
-		live.perKind[kind].Add(n)
+		for range n {
+			live.complete(kind, time.Millisecond, false)
+		}
 	}
 	// Counts change well inside a phase, never within a poll of a change.
 	const settle = 40 * time.Millisecond
@@ -29,7 +33,8 @@ func TestSampleAddsUpPerPhase(t *testing.T) {
 		live.measured.Add(1)
 		time.Sleep(2 * time.Millisecond)
 	}
-	live.errors.Add(2)
+	live.fail(0)
+	live.fail(2)
 	time.Sleep(settle)
 	live.setPhase(PhaseStop, time.Now())
 	time.Sleep(settle)

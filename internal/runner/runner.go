@@ -133,7 +133,10 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Msg }
 
 // notPassed are the options a spec never hands back to a command: where
 // the job is recorded and how it prints belong to whoever runs it again.
-var notPassed = map[string]bool{"db": true, "json": true, "jobs-db": true, "no-job": true, "cpuprofile": true, "help": true}
+// A job's live metrics are the runner's to serve (the service's /metrics),
+// not a port each rerun opens.
+var notPassed = map[string]bool{"db": true, "json": true, "jobs-db": true, "no-job": true, "cpuprofile": true, "help": true,
+	"metrics": true, "metrics-linger": true}
 
 // Args is the command line that runs the spec: the command, the
 // workload, --db, then each option. With only, it passes the options in
