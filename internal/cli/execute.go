@@ -23,8 +23,7 @@ func Execute(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
 	if x.JobsDB != "" {
 		args = append(args, "--jobs-db", x.JobsDB)
 	}
-	var out bytes.Buffer
-	var errBuf lastErrLine
+	var out, errBuf bytes.Buffer
 	stderr := io.Writer(&errBuf)
 	if x.Stderr != nil {
 		stderr = io.MultiWriter(x.Stderr, &errBuf)
@@ -39,32 +38,9 @@ func Execute(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
 		r.JSON = json.RawMessage(b)
 	}
 	if code != ExitOK {
-		r.Err = strings.TrimPrefix(errBuf.last, "sledge: ")
+		r.Err = strings.TrimPrefix(lastLine(errBuf.String()), "sledge: ")
 	}
 	return r
-}
-
-// lastErrLine keeps the last line written to it that says something: the
-// error Main prints last.
-type lastErrLine struct {
-	buf  []byte
-	last string
-}
-
-func (l *lastErrLine) Write(p []byte) (int, error) {
-	for _, c := range p {
-		if c == '\n' || c == '\r' {
-			if t := strings.TrimSpace(string(l.buf)); t != "" {
-				l.last = t
-			}
-			l.buf = l.buf[:0]
-			continue
-		}
-		if len(l.buf) < 4096 {
-			l.buf = append(l.buf, c)
-		}
-	}
-	return len(p), nil
 }
 
 var _ runner.Executor = Execute
