@@ -1,12 +1,18 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/spf13/cobra"
@@ -520,4 +526,158 @@ func TestContractExitCodes(t *testing.T) {
 			t.Errorf("%s: %d lines on stderr, want one:\n%s", args, n+1, stderr)
 		}
 	}
+}
+
+// Issue 14: `sledge serve`'s command line (docs/serve.md). The API's
+// contract is pinned by internal/service/contract_test.go (auth, status
+// codes, keys, events) and process_test.go (kill, restart, stop).
+func TestContractServe(t *testing.T) {
+	root := newRoot(t.Context(), &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }})
+	serve, _, err := root.Find([]string{"serve"})
+	if err != nil || serve.Name() != "serve" {
+		t.Fatal("no command serve")
+	}
+	for _, f := range []string{"listen", "token-file", "jobs-db"} {
+		if serve.Flag(f) == nil {
+			t.Errorf("serve has no --%s", f)
+		}
+	}
+	if f := serve.Flag("listen"); f == nil || f.DefValue != "127.0.0.1:8080" {
+		t.Errorf("--listen defaults to %v, want 127.0.0.1:8080", f)
+	}
+
+	// Beyond loopback without --token-file: refused, one line, exit 2.
+	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:0"} {
+		_, stderr, code := runCLI(t, t.TempDir(), "serve", "--listen", addr)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "--token-file") {
+			t.Errorf("serve --listen %s: exit %d, want 2 and one line naming --token-file: %q", addr, code, stderr)
+		}
+	}
+
+	// No --token-file: a token made on the first start (0600, next to the
+	// job store), printed once with the URL, reused later.
+	home := t.TempDir()
+	first := serveOnce(t, home)
+	tokenFile := filepath.Join(home, "sledge", "serve.token")
+	fi, err := os.Stat(tokenFile)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("serve.token: %v %v, want mode 0600", err, fi)
+	}
+	b, _ := os.ReadFile(tokenFile)
+	token := strings.TrimSpace(string(b))
+	if !strings.Contains(first.stderr, first.url+"#token="+token) || first.status("", "/api/jobs") != 401 {
+		t.Errorf("first start: want http://ADDR/#token=TOKEN on stderr:\n%s", first.stderr)
+	}
+	if first.status(token, "/api/jobs") != 200 {
+		t.Error("the printed token is refused")
+	}
+	first.stop(t)
+	second := serveOnce(t, home)
+	if strings.Contains(second.stderr, token) {
+		t.Errorf("a later start prints the token again:\n%s", second.stderr)
+	}
+	if second.status(token, "/api/jobs") != 200 {
+		t.Error("a later start does not reuse the token")
+	}
+	second.stop(t)
+
+	// --token-file: its content is the token.
+	own := filepath.Join(t.TempDir(), "tok")
+	if err := os.WriteFile(own, []byte("my-own-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	third := serveOnce(t, home, "--token-file", own)
+	if third.status("my-own-token", "/api/jobs") != 200 || third.status(token, "/api/jobs") != 401 {
+		t.Error("--token-file's token is not the one")
+	}
+	third.stop(t)
+	if _, stderr, code := runCLI(t, home, "serve", "--listen", "127.0.0.1:0", "--token-file", filepath.Join(home, "missing")); code != ExitUsage {
+		t.Errorf("a missing --token-file: exit %d, want 2: %s", code, stderr)
+	}
+}
+
+// servedCLI is `sledge serve` running in-process on a free loopback port.
+type servedCLI struct {
+	url    string
+	stderr string
+	cancel context.CancelFunc
+	code   chan int
+}
+
+func serveOnce(t *testing.T, home string, extra ...string) *servedCLI {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errb := &syncBuffer{}
+	env := Env{Stdout: io.Discard, Stderr: errb, Getenv: func(k string) string {
+		if k == "XDG_DATA_HOME" || k == "HOME" {
+			return home
+		}
+		return ""
+	}}
+	s := &servedCLI{cancel: cancel, code: make(chan int, 1)}
+	go func() { s.code <- Main(ctx, append([]string{"serve", "--listen", "127.0.0.1:0"}, extra...), env) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.url == "" {
+		if _, after, ok := strings.Cut(errb.String(), "listening on "); ok {
+			s.url = strings.Fields(after)[0]
+			break
+		}
+		select {
+		case c := <-s.code:
+			t.Fatalf("serve: exit %d: %s", c, errb.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			t.Fatalf("serve printed no address: %s", errb.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.stderr = errb.String()
+	t.Cleanup(cancel)
+	return s
+}
+
+func (s *servedCLI) status(token, path string) int {
+	req, _ := http.NewRequest("GET", strings.TrimSuffix(s.url, "/")+path, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// stop cancels serve as Ctrl-C does: exit 0.
+func (s *servedCLI) stop(t *testing.T) {
+	t.Helper()
+	s.cancel()
+	select {
+	case c := <-s.code:
+		if c != ExitOK {
+			t.Errorf("serve stopped: exit %d, want 0", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -75,3 +75,22 @@ func procAvailable() bool {
 	_, err := os.Stat("/proc/self/stat")
 	return err == nil
 }
+
+// ErrNotHere means a job's process cannot be reached from this process:
+// it ended, its pid now belongs to another process, or it runs on
+// another host.
+var ErrNotHere = errors.New("the job's process is not running on this host")
+
+// Process returns the live process that is running job j, for the
+// service's stop to signal it. It refuses unless the process is provably
+// the one that recorded the job (same host, same pid and start time in
+// this boot): a signal must never reach a process that reused the pid.
+func (j *Job) Process() (*os.Process, error) {
+	if me, _ := os.Hostname(); j.Host.Hostname != "" && j.Host.Hostname != me {
+		return nil, ErrNotHere
+	}
+	if j.PID <= 0 || j.procStart == "" || procIdentity(j.PID) != j.procStart {
+		return nil, ErrNotHere
+	}
+	return os.FindProcess(j.PID)
+}

@@ -1,0 +1,135 @@
+package service_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
+)
+
+const chromium = "/usr/bin/chromium"
+
+// The page in headless Chromium: the token from #token=, a short run
+// submitted with the form, the live counter rising while it runs, then
+// the finished job's charts. Screenshots go to $SLEDGE_TEST_ARTIFACTS
+// when set (CI keeps that directory), else to the test's temp dir.
+func TestServePage(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		if testdb.InCI() {
+			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
+		}
+		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
+	}
+	shots := os.Getenv("SLEDGE_TEST_ARTIFACTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := startService(t, "")
+	u := sqliteDB(t)
+
+	// The whole browser lives at most this long: a hung page fails the test.
+	tctx, cancelT := context.WithTimeout(context.Background(), 75*time.Second)
+	defer cancelT()
+	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
+	defer cancelA()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	shot := func(name string) {
+		b, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot: %v", err)
+		}
+		p := filepath.Join(shots, "serve-"+name+".png")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot %s", p)
+	}
+	eval := func(expr string) any {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[any](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	text := func(sel string) string {
+		v, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return v
+	}
+
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(s.url+"/#token="+testToken),
+		chromedp.WaitVisible(chromedp.CSS("#new-form")),
+		chromedp.SetValue(chromedp.CSS("#f-kind"), "run"),
+		chromedp.SetValue(chromedp.CSS("#f-db"), u),
+		chromedp.SetValue(chromedp.CSS("#f-vus"), "2"),
+		chromedp.SetValue(chromedp.CSS("#f-rampup"), "0s"),
+		chromedp.SetValue(chromedp.CSS("#f-duration"), "6s"),
+		chromedp.SetValue(chromedp.CSS("#f-mode"), "prepared"),
+		chromedp.Click(chromedp.CSS("#f-submit")),
+		chromedp.WaitVisible(chromedp.CSS("#detail .live-tpm")),
+	); err != nil {
+		t.Fatalf("submit the form: %v", err)
+	}
+	if h := eval("location.hash"); h != "" {
+		t.Errorf("the token stays in the address bar: %q", h)
+	}
+
+	// The live counter: a TPM above 0 while the job is running, on a chart.
+	var first float64
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		tpm, status := text("#detail .live-tpm"), text("#detail [data-role=status]")
+		v, err := strconv.ParseFloat(strings.ReplaceAll(tpm, ",", ""), 64)
+		if err == nil && v > 0 && status == "running" {
+			first = v
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the live TPM is %q (job %s) after 20s, want > 0 while running", tpm, status)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	shot("live")
+	if n := eval(`document.querySelectorAll("#detail .live canvas").length`); n == float64(0) {
+		t.Error("no live chart")
+	}
+	t.Logf("live TPM %.0f", first)
+
+	// When it ends the page shows the finished job; open it from the list
+	// and see its charts (throughput, latency percentiles).
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr .status.completed")),
+		chromedp.Click(chromedp.CSS("#jobs tbody tr:first-child td:nth-child(2)")),
+		chromedp.WaitVisible(chromedp.CSS("#detail [data-role=status].completed")),
+	); err != nil {
+		t.Fatalf("the finished job: %v", err)
+	}
+	var canvases float64
+	var titles string
+	deadline = time.Now().Add(10 * time.Second)
+	for canvases < 2 && time.Now().Before(deadline) {
+		canvases, _ = eval(`document.querySelectorAll("#detail .uplot canvas").length`).(float64)
+		titles, _ = eval(`[...document.querySelectorAll("#detail .u-title")].map(e => e.textContent).join("|")`).(string)
+		time.Sleep(100 * time.Millisecond)
+	}
+	shot("done")
+	if canvases < 2 || !strings.Contains(titles, "latency") {
+		t.Errorf("finished job: %v chart canvases, titles %q; want throughput and latency", canvases, titles)
+	}
+}

@@ -1,0 +1,360 @@
+// The page of `sledge serve`: plain JavaScript over the JSON API
+// (docs/serve.md). The token comes once from #token=… or the form and is
+// kept in localStorage; every API call sends it as a bearer token, the
+// live stream too (fetch streaming: EventSource cannot send headers).
+"use strict";
+
+const TOKEN_KEY = "sledge.token";
+const $ = (sel, root = document) => root.querySelector(sel);
+const LIVE = new Set(["queued", "running"]);
+
+let token = "";
+let openId = 0;            // the job shown in #detail
+let liveAbort = null;      // stops the live stream of #detail
+const picked = new Set();  // jobs chosen for side by side
+
+function el(tag, attrs = {}, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k.startsWith("on")) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v);
+  }
+  for (const k of kids) if (k != null) e.append(k instanceof Node ? k : String(k));
+  return e;
+}
+
+function fmt(v, digits = 0) {
+  if (v == null || Number.isNaN(v)) return "–";
+  if (typeof v !== "number") return String(v);
+  return v.toLocaleString("en-US", { maximumFractionDigits: digits });
+}
+
+async function api(path, opts = {}) {
+  const r = await fetch(path, { ...opts, headers: { ...(opts.headers || {}), Authorization: "Bearer " + token } });
+  if (r.status === 401) { askToken("The token was refused: give the current one."); throw new Error("unauthorized"); }
+  const body = r.status === 204 ? null : await r.json().catch(() => null);
+  if (!r.ok) throw new Error((body && body.error) || r.status + " " + r.statusText);
+  return body;
+}
+
+// --- token ---
+
+function askToken(msg) {
+  $("#app").hidden = true;
+  $("#token-box").hidden = false;
+  $("#forget").hidden = true;
+  $("#conn").textContent = msg || "";
+}
+
+function useToken(t) {
+  token = t;
+  localStorage.setItem(TOKEN_KEY, t);
+  $("#token-box").hidden = true;
+  $("#app").hidden = false;
+  $("#forget").hidden = false;
+  $("#conn").textContent = "";
+  refresh();
+  loadDatabases();
+}
+
+// --- new job ---
+
+function specFromForm() {
+  const kind = $("#f-kind").value, opts = {};
+  const vus = $("#f-vus").value.trim(), dur = $("#f-duration").value.trim(), ramp = $("#f-rampup").value.trim();
+  const mode = $("#f-mode").value;
+  const num = (s) => (/^\d+$/.test(s) ? Number(s) : s);
+  if (kind === "run") {
+    if (vus) opts.vus = num(vus);
+    if (dur) opts.duration = dur;
+    if (ramp) opts.rampup = ramp;
+    if (mode) opts.mode = mode;
+  } else if (kind === "compare") {
+    if (vus) opts.vus = vus;
+    if (dur) opts.duration = dur;
+    if (ramp) opts.rampup = ramp;
+    if (mode) opts.modes = mode;
+  } else if (kind === "build") {
+    if (vus) opts["build-vus"] = num(vus);
+  }
+  const spec = { kind, workload: $("#f-workload").value, options: opts };
+  const db = $("#f-db").value.trim();
+  if (db) spec.db = db;
+  if ($("#f-concurrent").checked) spec.concurrent = true;
+  return spec;
+}
+
+async function submitJob(ev) {
+  ev.preventDefault();
+  $("#f-error").textContent = "";
+  try {
+    const { id } = await api("/api/jobs", { method: "POST", body: JSON.stringify(specFromForm()) });
+    await refresh();
+    openJob(id);
+  } catch (e) {
+    $("#f-error").textContent = e.message;
+  }
+}
+
+async function loadDatabases() {
+  try {
+    const { databases } = await api("/api/databases");
+    $("#dbs").replaceChildren(...databases.filter((d) => !d.default).map((d) => el("option", { value: d.url })));
+  } catch (e) { /* the form works without suggestions */ }
+}
+
+// --- job list ---
+
+async function refresh() {
+  let jobs;
+  try {
+    ({ jobs } = await api("/api/jobs?limit=100"));
+  } catch (e) {
+    $("#conn").textContent = "cannot list jobs: " + e.message;
+    return;
+  }
+  $("#conn").textContent = "";
+  const rows = jobs.map((j) => {
+    const r = j.result || {};
+    const box = el("input", { type: "checkbox", title: "pick for side by side", onclick: (e) => e.stopPropagation(),
+      onchange: (e) => { e.target.checked ? picked.add(j.id) : picked.delete(j.id); sideButton(); } });
+    box.checked = picked.has(j.id);
+    const tr = el("tr", { "data-id": j.id, class: j.id === openId ? "open" : "", onclick: () => openJob(j.id) },
+      el("td", {}, box), el("td", {}, "#" + j.id), el("td", {}, j.kind), el("td", {}, j.workload),
+      el("td", {}, j.database), el("td", {}, el("span", { class: "status " + j.status }, j.status)),
+      el("td", {}, new Date(j.started).toLocaleString()),
+      el("td", { class: "num" }, fmt(r.tpm)), el("td", { class: "num" }, fmt(r.nopm)));
+    return tr;
+  });
+  $("#jobs tbody").replaceChildren(...rows);
+  sideButton();
+}
+
+function sideButton() {
+  const b = $("#side-by-side");
+  b.disabled = picked.size !== 2;
+  b.textContent = picked.size === 2 ? "Side by side: #" + [...picked].join(" and #") : "Side by side (pick two)";
+}
+
+async function sideBySide() {
+  const side = $("#side");
+  side.hidden = false;
+  side.replaceChildren();
+  for (const id of [...picked].slice(0, 2)) {
+    const box = el("div", { class: "job" });
+    side.append(box);
+    const j = await api("/api/jobs/" + id);
+    await renderJob(box, j, false);
+  }
+  side.scrollIntoView();
+}
+
+// --- one job ---
+
+async function openJob(id) {
+  openId = id;
+  for (const tr of document.querySelectorAll("#jobs tbody tr")) tr.classList.toggle("open", Number(tr.dataset.id) === id);
+  if (liveAbort) { liveAbort.abort(); liveAbort = null; }
+  const box = $("#detail");
+  try {
+    const j = await api("/api/jobs/" + id);
+    if (openId !== id) return;
+    box.replaceChildren();
+    box.className = "job";
+    await renderJob(box, j, true);
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "error" }, e.message));
+  }
+}
+
+async function renderJob(box, j, main) {
+  const head = el("h2", {}, `#${j.id} ${j.kind} ${j.workload} on ${j.database} `,
+    el("span", { class: "status " + j.status, "data-role": "status" }, j.status));
+  box.append(head);
+  if (main) {
+    const acts = el("p");
+    if (LIVE.has(j.status)) acts.append(el("button", { type: "button", onclick: () => stopJob(j.id) }, "Stop"));
+    else acts.append(el("button", { type: "button", onclick: () => deleteJob(j.id) }, "Delete"));
+    box.append(acts);
+  }
+  if (j.error) box.append(el("p", { class: "error" }, j.error));
+  const facts = [["mode", j.mode], ["VUs", j.vus], ["driver", j.db && j.db.driver], ["version", j.db && j.db.version],
+    ["transport", j.db && j.db.transport], ["started", new Date(j.started).toLocaleString()],
+    ["ended", j.ended ? new Date(j.ended).toLocaleString() : null]].filter(([, v]) => v);
+  box.append(el("p", { class: "muted" }, facts.map(([k, v]) => k + ": " + v).join(" · ")));
+  if (main && LIVE.has(j.status)) box.append(liveBlock(j));
+  if (j.kind === "run") await throughput(box, j);
+  if (j.result) renderResult(box, j);
+  box.append(el("details", {}, el("summary", {}, "spec"), el("pre", {}, JSON.stringify(j.spec, null, 1))));
+}
+
+async function stopJob(id) {
+  try { await api(`/api/jobs/${id}/stop`, { method: "POST" }); } catch (e) { alert(e.message); }
+  await refresh();
+  openJob(id);
+}
+
+async function deleteJob(id) {
+  try { await api("/api/jobs/" + id, { method: "DELETE" }); } catch (e) { alert(e.message); return; }
+  picked.delete(id);
+  $("#detail").replaceChildren();
+  openId = 0;
+  refresh();
+}
+
+function chartWidth(box) {
+  return Math.max(320, Math.min(900, (box.clientWidth || 800) - 30));
+}
+
+function lineChart(box, title, xLabel, series, data) {
+  const holder = el("div", { class: "chart" });
+  box.append(holder);
+  const colors = ["#2563eb", "#16a34a", "#d97706", "#9333ea", "#dc2626", "#0891b2"];
+  return new uPlot({
+    title, width: chartWidth(box), height: 240, scales: { x: { time: false } },
+    axes: [{ label: xLabel }, { size: 70 }],
+    series: [{ label: xLabel }, ...series.map((s, i) => ({ label: s, stroke: colors[i % colors.length], width: 2, points: { show: false } }))],
+  }, data, holder);
+}
+
+// liveBlock follows a running job: the latest TPM and NOPM and a chart
+// that grows with each tick of the event stream.
+function liveBlock(j) {
+  const block = el("div", { class: "live" });
+  const tpm = el("b", { class: "live-tpm" }, "–"), nopm = el("b", { class: "live-nopm" }, "–");
+  const phase = el("span", { class: "live-phase muted" }, j.status);
+  block.append(el("h3", {}, "Live ", phase), el("div", { class: "figures" }, el("span", {}, "TPM", tpm), el("span", {}, "NOPM", nopm)));
+  const data = [[], [], []];
+  let chart = null;
+  liveAbort = new AbortController();
+  const signal = liveAbort.signal;
+  events(j.id, signal, (t) => {
+    tpm.textContent = fmt(t.tpm);
+    nopm.textContent = fmt(t.nopm);
+    phase.textContent = t.phase;
+    data[0].push(t.t); data[1].push(t.tpm); data[2].push(t.nopm);
+    if (!chart) chart = lineChart(block, "transactions per minute (live)", "s", ["TPM", "NOPM"], data);
+    else chart.setData(data);
+  }, () => { if (!signal.aborted && openId === j.id) { refresh(); openJob(j.id); } });
+  return block;
+}
+
+// events reads the job's Server-Sent Events with fetch, so that the
+// token travels in the Authorization header.
+async function events(id, signal, onTick, onDone) {
+  try {
+    const r = await fetch(`/api/jobs/${id}/events`, { headers: { Authorization: "Bearer " + token }, signal });
+    if (!r.ok) return;
+    const reader = r.body.getReader(), dec = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let i;
+      while ((i = buf.indexOf("\n\n")) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        let event = "message", data = "";
+        for (const line of block.split("\n")) {
+          if (line.startsWith("event: ")) event = line.slice(7);
+          else if (line.startsWith("data: ")) data += line.slice(6);
+        }
+        if (event === "tick") onTick(JSON.parse(data));
+        if (event === "done") { onDone(JSON.parse(data)); return; }
+      }
+    }
+  } catch (e) { /* aborted, or the service went away */ }
+}
+
+async function throughput(box, j) {
+  const ts = await api(`/api/jobs/${j.id}/timeseries`);
+  if (!ts.samples.length) return;
+  const x = ts.samples.map((s) => s.elapsed_ms / 1000);
+  const series = ["TPM"], data = [x, ts.samples.map((s) => s.tpm)];
+  if (ts.meter) { series.push(ts.meter); data.push(ts.samples.map((s) => s.nopm)); }
+  box.append(el("h3", {}, "Throughput"));
+  lineChart(box, "transactions per minute, each second", "s", series, data);
+}
+
+const PCTS = [["p50_ms", 50], ["p90_ms", 90], ["p95_ms", 95], ["p99_ms", 99], ["max_ms", 100]];
+
+function renderResult(box, j) {
+  const r = j.result;
+  if (j.kind === "compare" && Array.isArray(r.cells)) return compareMatrix(box, r);
+  if (j.kind === "check" && Array.isArray(r.checks)) {
+    box.append(el("h3", {}, r.ok ? "All conditions hold" : "A condition failed"), table(["check", "status", "detail"],
+      r.checks.map((c) => [c.name, c.status || (c.ok ? "pass" : "fail"), c.detail || ""])));
+    return;
+  }
+  if (j.kind !== "run") {
+    box.append(table(["figure", "value"], Object.entries(r).filter(([, v]) => typeof v !== "object").map(([k, v]) => [k, fmt(v, 2)])));
+    return;
+  }
+  box.append(el("div", { class: "figures" }, ...[["TPM", r.tpm], ["NOPM", r.nopm], ["TPS", r.tps], ["failed", r.failed],
+    ["retried", r.retried], ["measured s", r.duration_s]].filter(([, v]) => v != null)
+    .map(([k, v]) => el("span", {}, k, el("b", {}, fmt(v, 1))))));
+  // Latency: per transaction type (TPC-C) or for all (tpcb, scripts).
+  let types = [];
+  if (r.transactions && typeof r.transactions === "object") types = Object.entries(r.transactions);
+  else if (r.p50_ms != null) types = [["all", r]];
+  if (types.length) {
+    box.append(el("h3", {}, "Latency percentiles (ms)"));
+    const withP = types.filter(([, t]) => t.p50_ms != null);
+    lineChart(box, "latency by percentile", "percentile", withP.map(([n]) => n),
+      [PCTS.map(([, p]) => p), ...withP.map(([, t]) => PCTS.map(([k]) => t[k] ?? null))]);
+    box.append(table(["type", "count", "rollbacks", "errors", "retried", "p50", "p90", "p95", "p99", "max"],
+      types.map(([n, t]) => [n, fmt(t.count ?? t.transactions), fmt(t.rollbacks), fmt(t.errors ?? t.failed), fmt(t.retried),
+        ...PCTS.map(([k]) => fmt(t[k], 2))])));
+  }
+  const cost = r.per_txn;
+  if (cost) {
+    box.append(el("h3", {}, "Cost per transaction"));
+    const keys = Object.keys(cost).filter((k) => typeof cost[k] !== "object");
+    const rows = [["all", ...keys.map((k) => fmt(cost[k], 1))]];
+    for (const [n, t] of types) if (t.per_txn && n !== "all") rows.push([n, ...keys.map((k) => fmt(t.per_txn[k], 1))]);
+    box.append(table(["type", ...keys], rows));
+  }
+}
+
+function compareMatrix(box, r) {
+  const vus = [...new Set(r.cells.map((c) => c.vus))].sort((a, b) => a - b);
+  const rowsKey = [...new Set(r.cells.map((c) => c.mode + " / " + c.transport))];
+  const rows = rowsKey.map((k) => [k, ...vus.map((v) => {
+    const c = r.cells.find((c) => c.mode + " / " + c.transport === k && c.vus === v);
+    if (!c) return "";
+    return (c.nopm != null ? fmt(c.nopm) + " NOPM" : fmt(c.tpm) + " TPM") + (c.ratio != null ? " (×" + fmt(c.ratio, 2) + ")" : "");
+  })]);
+  box.append(el("h3", {}, "Matrix"), table(["mode / transport", ...vus.map((v) => v + " VUs")], rows, "matrix"));
+  const x = vus, series = rowsKey, data = [x, ...rowsKey.map((k) => vus.map((v) => {
+    const c = r.cells.find((c) => c.mode + " / " + c.transport === k && c.vus === v);
+    return c ? (c.nopm ?? c.tpm) : null;
+  }))];
+  lineChart(box, "throughput by VUs", "VUs", series, data);
+}
+
+function table(head, rows, cls = "") {
+  return el("table", { class: cls }, el("thead", {}, el("tr", {}, ...head.map((h) => el("th", {}, h)))),
+    el("tbody", {}, ...rows.map((r) => el("tr", {}, ...r.map((c, i) => el("td", { class: i ? "num" : "" }, c))))));
+}
+
+// --- start ---
+
+function start() {
+  $("#token-form").addEventListener("submit", (e) => { e.preventDefault(); useToken($("#token-input").value.trim()); });
+  $("#forget").addEventListener("click", () => { localStorage.removeItem(TOKEN_KEY); askToken("Token forgotten."); });
+  $("#new-form").addEventListener("submit", submitJob);
+  $("#side-by-side").addEventListener("click", sideBySide);
+  const m = /(?:^#|&)token=([^&]+)/.exec(location.hash);
+  if (m) {
+    // Keep it, and take it out of the address bar and history.
+    localStorage.setItem(TOKEN_KEY, decodeURIComponent(m[1]));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  const t = localStorage.getItem(TOKEN_KEY);
+  if (t) useToken(t); else askToken();
+  setInterval(() => { if (token && !$("#app").hidden) refresh(); }, 2000);
+}
+
+start();
