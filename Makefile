@@ -18,7 +18,10 @@ vet:
 	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
 
 # Everything with the default SQLite driver (mattn where cgo builds), then
-# the packages that use SQLite again on the pure-Go driver.
+# the packages that use SQLite again on the pure-Go driver. Screenshots of
+# the serve page's browser test are kept in test-artifacts/.
+SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
+export SLEDGE_TEST_ARTIFACTS
 unit:
 	$(GO) test -count=1 -timeout 12m ./...
 	$(GO) test -count=1 -timeout 12m -tags sqlite_modernc ./internal/db/sqlite/ ./internal/jobs/ ./internal/cli/

@@ -125,8 +125,7 @@ func (s *Service) Handler() http.Handler {
 
 	root := http.NewServeMux()
 	root.Handle("/api/", s.auth(api))
-	// The hook for Prometheus (internal/promexp): the cli wires its
-	// handler in; until then /metrics does not exist.
+	// Prometheus (internal/promexp, wired in by the command line).
 	root.Handle("/metrics", s.auth(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Metrics == nil {
 			s.fail(w, http.StatusNotFound, "no /metrics in this build")
