@@ -274,30 +274,16 @@ func (r *jobRun) sample(live *engine.Live) {
 		r.nSample++
 		s := jobs.Sample{Seq: r.nSample, ElapsedMs: t.At.Sub(r.start).Milliseconds(),
 			SpanMs: t.Span.Milliseconds(), Phase: t.Phase.String(), Completed: t.Completed(),
-			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType}
+			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType, Rollbacks: t.Rollbacks}
 		r.samples = append(r.samples, s)
 		r.mu.Unlock()
 		if len(r.outs) > 0 {
-			tick := tickOf(s, r.meterK)
+			tick := runner.TickOf(s, r.meterK)
 			for _, o := range r.outs {
 				o.Tick(r.job.ID, tick)
 			}
 		}
 	})
-}
-
-// tickOf is a stored sample as the outputs see it: rates per minute over
-// its interval, the business counter's (NOPM) from the type it counts.
-func tickOf(s jobs.Sample, meterKind int) runner.Tick {
-	t := runner.Tick{T: float64(s.ElapsedMs) / 1000, Span: float64(s.SpanMs) / 1000, Phase: s.Phase,
-		Completed: s.Completed, Measured: s.Measured, Errors: s.Errors, ByType: s.ByType}
-	if t.Span > 0 {
-		t.TPM = float64(s.Completed) * 60 / t.Span
-		if meterKind >= 0 && meterKind < len(s.ByType) {
-			t.Meter = float64(s.ByType[meterKind]) * 60 / t.Span
-		}
-	}
-	return t
 }
 
 // runDone stops the counter as soon as the run returns and keeps the

@@ -12,6 +12,9 @@ type Tick struct {
 	Span   time.Duration // since the previous tick
 	Phase  Phase         // the phase most of the interval's transactions completed in
 	ByType []int64       // transactions completed (commits and rollbacks), per mix type
+	// Rollbacks are the ByType that rolled back on purpose (TPC-C's 1% of
+	// New-Orders), per mix type: a business counter leaves them out.
+	Rollbacks []int64
 	// Measured is how many of them completed in the measured interval: what
 	// the run's summary counts, exactly.
 	Measured int64
@@ -37,18 +40,19 @@ const phasePoll = 20 * time.Millisecond
 // and waits for fn to return, so that the ticks add up to live's totals. It
 // only reads atomics and does not change the run.
 func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
-	last := make([]int64, live.Types())
+	last, lastRb := make([]int64, live.Types()), make([]int64, live.Types())
 	lastErr, lastMeasured := live.Errors(), live.Measured()
 	for i := range last {
-		last[i] = live.Kind(i)
+		last[i], lastRb[i] = live.Kind(i), live.Rollbacks(i)
 	}
 	lastAt := time.Now()
 	lastPhase, _ := live.Phase()
 	read := func(now time.Time, phase Phase) {
-		t := Tick{At: now, Span: now.Sub(lastAt), ByType: make([]int64, len(last))}
+		t := Tick{At: now, Span: now.Sub(lastAt), ByType: make([]int64, len(last)), Rollbacks: make([]int64, len(last))}
 		for i := range last {
-			n := live.Kind(i)
+			n, rb := live.Kind(i), live.Rollbacks(i)
 			t.ByType[i], last[i] = n-last[i], n
+			t.Rollbacks[i], lastRb[i] = rb-lastRb[i], rb
 		}
 		e, m := live.Errors(), live.Measured()
 		t.Errors, t.Measured = e-lastErr, m-lastMeasured

@@ -1,4 +1,5 @@
--- The job store, schema version 1 (PRAGMA user_version). Every statement is
+-- The job store, schema version 2 (PRAGMA user_version; version 1 had no
+-- samples.rollbacks: Open adds it). Every statement is
 -- idempotent so that two sledge processes creating a new store at once
 -- both succeed. Structured parts are JSON text, so that new fields (such as
 -- per-transaction costs in the summary) need no schema change.
@@ -36,6 +37,7 @@ CREATE TABLE IF NOT EXISTS samples (
     measured   INTEGER NOT NULL,  -- of those, completed in the measured interval: what the summary counts
     errors     INTEGER NOT NULL,  -- transactions failed
     by_type    TEXT    NOT NULL,  -- JSON array: completed per type, in tx_types order
+    rollbacks  TEXT    NOT NULL DEFAULT '[]', -- JSON array: of those, rolled back on purpose (TPC-C's 1% of New-Orders)
     PRIMARY KEY (job_id, seq)
 ) WITHOUT ROWID;
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/db/sqlite"
 )
 
@@ -187,5 +188,53 @@ func TestThisHost(t *testing.T) {
 	}
 	if procAvailable() && (h.MemoryBytes == 0 || h.Kernel == "") {
 		t.Errorf("host on Linux without memory or kernel: %+v", h)
+	}
+}
+
+// A store of schema version 1 (samples without rollbacks) opens, gains
+// the column, and keeps its samples, which read back with no rollbacks;
+// new samples keep theirs.
+func TestUpgradeFromVersion1(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	d, err := sql.Open(sqlite.SQLDriverName, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v1 := strings.Replace(schemaSQL, "    rollbacks  TEXT    NOT NULL DEFAULT '[]', -- JSON array: of those, rolled back on purpose (TPC-C's 1% of New-Orders)\n", "", 1)
+	if v1 == schemaSQL {
+		t.Fatal("the version 1 schema could not be derived: the rollbacks line changed")
+	}
+	stmts, err := db.SplitScript(v1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range append(stmts, "PRAGMA user_version = 1",
+		`INSERT INTO jobs (kind, workload, database, status, started_at, pid, sledge_version) VALUES ('run', 'tpcc', 'sqlite:///x', 'completed', '2026-01-01T00:00:00.000Z', 1, 'old')`,
+		`INSERT INTO samples (job_id, seq, elapsed_ms, span_ms, phase, completed, measured, errors, by_type) VALUES (1, 1, 1000, 1000, 'measure', 10, 10, 0, '[4,4,1,1,0]')`) {
+		if _, err := d.Exec(st); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+	d.Close()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != schemaVersion {
+		t.Fatalf("user_version %d %v, want %d", v, err, schemaVersion)
+	}
+	ctx := context.Background()
+	if err := s.Append(ctx, 1, []Sample{{Seq: 2, ElapsedMs: 2000, SpanMs: 1000, Phase: "measure", Completed: 10, Measured: 10,
+		ByType: []int64{4, 4, 1, 1, 0}, Rollbacks: []int64{1, 0, 0, 0, 0}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Get(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Samples) != 2 || len(r.Samples[0].Rollbacks) != 0 || !reflect.DeepEqual(r.Samples[1].Rollbacks, []int64{1, 0, 0, 0, 0}) {
+		t.Errorf("samples after the upgrade: %+v", r.Samples)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"strings"
 
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/jobs"
 )
 
 // SpecVersion is the version of Spec this sledge writes. A stored spec
@@ -277,4 +278,23 @@ type Output interface {
 	Start(j Job)
 	Tick(id int64, t Tick)
 	End(id int64, r Result)
+}
+
+// TickOf is a stored sample as a tick: rates per minute over its span,
+// the business counter's from the completions of its type (meterKind)
+// that did not roll back, as NOPM counts New-Orders.
+func TickOf(s jobs.Sample, meterKind int) Tick {
+	t := Tick{T: float64(s.ElapsedMs) / 1000, Span: float64(s.SpanMs) / 1000, Phase: s.Phase,
+		Completed: s.Completed, Measured: s.Measured, Errors: s.Errors, ByType: s.ByType}
+	if t.Span > 0 {
+		t.TPM = float64(s.Completed) * 60 / t.Span
+		if meterKind >= 0 && meterKind < len(s.ByType) {
+			n := s.ByType[meterKind]
+			if meterKind < len(s.Rollbacks) {
+				n -= s.Rollbacks[meterKind]
+			}
+			t.Meter = float64(n) * 60 / t.Span
+		}
+	}
+	return t
 }

@@ -114,13 +114,9 @@ func sampleTick(x jobs.Sample, meterKind int) tickJSON {
 	if t.ByType == nil {
 		t.ByType = []int64{}
 	}
-	var nopm float64
-	if x.SpanMs > 0 {
-		t.TPM = float64(x.Completed) * 60000 / float64(x.SpanMs)
-		if meterKind >= 0 && meterKind < len(x.ByType) {
-			nopm = float64(x.ByType[meterKind]) * 60000 / float64(x.SpanMs)
-		}
-	}
+	rt := runner.TickOf(x, meterKind)
+	t.TPM = rt.TPM
+	nopm := rt.Meter
 	if meterKind >= 0 {
 		t.NOPM = &nopm
 	}

@@ -105,6 +105,19 @@ func TestServePage(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
+	// The counter moves: the chart takes a second and a third tick while
+	// the job still runs.
+	deadline = time.Now().Add(10 * time.Second)
+	for {
+		n, _ := eval(`Number(document.querySelector("#detail .live").dataset.ticks || 0)`).(float64)
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) || text("#detail [data-role=status]") != "running" {
+			t.Fatalf("the live chart holds %v ticks, want 3 while the job runs", n)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	shot("live")
 	if n := eval(`document.querySelectorAll("#detail .live canvas").length`); n == float64(0) {
 		t.Error("no live chart")

@@ -214,7 +214,7 @@ function lineChart(box, title, xLabel, series, data) {
   return new uPlot({
     title, width: chartWidth(box), height: 240, scales: { x: { time: false } },
     axes: [{ label: xLabel }, { size: 70 }],
-    series: [{ label: xLabel }, ...series.map((s, i) => ({ label: s, stroke: colors[i % colors.length], width: 2, points: { show: false } }))],
+    series: [{ label: xLabel }, ...series.map((s, i) => ({ label: s, stroke: colors[i % colors.length], width: 2 }))],  // uPlot shows points only while they are sparse: a first tick is visible
   }, data, holder);
 }
 
@@ -224,7 +224,10 @@ function liveBlock(j) {
   const block = el("div", { class: "live" });
   const tpm = el("b", { class: "live-tpm" }, "–"), nopm = el("b", { class: "live-nopm" }, "–");
   const phase = el("span", { class: "live-phase muted" }, j.status);
-  block.append(el("h3", {}, "Live ", phase), el("div", { class: "figures" }, el("span", {}, "TPM", tpm), el("span", {}, "NOPM", nopm)));
+  // Live rates are sledge's own counts each second; the result's headline
+  // comes from the database.
+  block.append(el("h3", {}, "Live ", phase, el("span", { class: "muted" }, " · counted by sledge, each second")),
+    el("div", { class: "figures" }, el("span", {}, "TPM", tpm), el("span", {}, "NOPM", nopm)));
   const data = [[], [], []];
   let chart = null;
   liveAbort = new AbortController();
@@ -234,6 +237,7 @@ function liveBlock(j) {
     nopm.textContent = fmt(t.nopm);
     phase.textContent = t.phase;
     data[0].push(t.t); data[1].push(t.tpm); data[2].push(t.nopm);
+    block.dataset.ticks = data[0].length; // how many seconds the chart holds
     if (!chart) chart = lineChart(block, "transactions per minute (live)", "s", ["TPM", "NOPM"], data);
     else chart.setData(data);
   }, () => { if (!signal.aborted && openId === j.id) { refresh(); openJob(j.id); } });
