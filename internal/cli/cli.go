@@ -313,7 +313,8 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 		if len(args) > 0 && args[0] != "script" {
 			return nil, "", usageErr("-f runs pgbench scripts: leave out the workload %q (mix in builtins with -b NAME)", args[0])
 		}
-		c.wlName, dbName = "script", "tpcb"
+		c.wlName = "script"
+		dbName = dbNameOf(c.wlName)
 	}
 	if c.wlName == "script" && cmd.Name() != "run" {
 		return nil, "", usageErr("pgbench scripts have no schema to %s: build, check or drop tpcb (pgbench's tables), or your own", cmd.Name())
@@ -338,6 +339,15 @@ func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.
 		u = "sqlite://" + path
 	}
 	return w, u, nil
+}
+
+// dbNameOf is the workload whose default database a workload uses:
+// pgbench's scripts run on pgbench's tables, tpcb's.
+func dbNameOf(wl string) string {
+	if wl == "script" {
+		return "tpcb"
+	}
+	return wl
 }
 
 // defaultDBPath is $XDG_DATA_HOME/sledge/<workload>.db.

@@ -178,13 +178,10 @@ func defaultDB(env *Env, wl string) string {
 	if u := env.Getenv("SLEDGE_DB"); u != "" {
 		return db.Redact(u)
 	}
-	switch wl {
-	case "":
-		wl = "tpcc"
-	case "script":
-		wl = "tpcb"
+	if wl == "" {
+		wl = workload.Default()
 	}
-	p, err := defaultDBPath(env, wl)
+	p, err := defaultDBPath(env, dbNameOf(wl))
 	if err != nil {
 		return ""
 	}
