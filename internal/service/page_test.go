@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -144,5 +145,45 @@ func TestServePage(t *testing.T) {
 	shot("done")
 	if canvases < 2 || !strings.Contains(titles, "latency") {
 		t.Errorf("finished job: %v chart canvases, titles %q; want throughput and latency", canvases, titles)
+	}
+
+	// A compare job (started through the API) shows its matrix: one row
+	// per mode, one column per VU count, each cell's NOPM.
+	cmp := submit(t, s.url, testToken, map[string]any{"kind": "compare", "db": u,
+		"options": map[string]any{"modes": "client,prepared", "vus": "1", "duration": "1s", "rampup": "0s"}})
+	waitStatus(t, s.url, testToken, cmp, 60*time.Second, "completed")
+	sel := fmt.Sprintf("#jobs tbody tr[data-id='%d'] td:nth-child(2)", cmp)
+	if err := chromedp.Do(ctx,
+		chromedp.WaitVisible(chromedp.CSS(sel)),
+		chromedp.Click(chromedp.CSS(sel)),
+		chromedp.WaitVisible(chromedp.CSS("#detail table.matrix")),
+	); err != nil {
+		t.Fatalf("the compare job's matrix: %v", err)
+	}
+	rows := eval(`[...document.querySelectorAll("#detail table.matrix tbody tr")].map(r => r.textContent).join("|")`).(string)
+	if !strings.Contains(rows, "client / embedded") || !strings.Contains(rows, "prepared / embedded") || !strings.Contains(rows, "NOPM") {
+		t.Errorf("matrix rows %q: want client and prepared with their NOPM", rows)
+	}
+	shot("compare")
+
+	// Two jobs side by side: pick the run and the compare, then both show.
+	for _, id := range []int64{cmp, 1} {
+		box := fmt.Sprintf("#jobs tbody tr[data-id='%d'] input[type=checkbox]", id)
+		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(box))); err != nil {
+			t.Fatalf("pick job %d: %v", id, err)
+		}
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#side-by-side")), chromedp.WaitVisible(chromedp.CSS("#side .job"))); err != nil {
+		t.Fatalf("side by side: %v", err)
+	}
+	var both float64
+	deadline = time.Now().Add(10 * time.Second)
+	for both < 2 && time.Now().Before(deadline) {
+		both, _ = eval(`[...document.querySelectorAll("#side .job")].filter(b => b.querySelector("canvas")).length`).(float64)
+		time.Sleep(100 * time.Millisecond)
+	}
+	shot("side")
+	if both != 2 {
+		t.Errorf("side by side: %v of 2 jobs with charts", both)
 	}
 }
