@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -150,7 +151,7 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build %s` again, which drops what was loaded and starts over", thousands(prog.Loaded()), w.Name())}
+			return nil, &runner.ExitError{Code: ExitInterrupted, Err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build %s` again, which drops what was loaded and starts over", thousands(prog.Loaded()), w.Name())}
 		}
 		return nil, err
 	}

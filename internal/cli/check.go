@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -124,7 +125,7 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 		fmt.Fprintf(env.Stdout, "%d condition%s failed\n", failed, plural(failed))
 	}
 	if failed > 0 {
-		return errSilent{code: ExitFailure}
+		return runner.Silent{Code: ExitFailure}
 	}
 	return nil
 }

@@ -24,18 +24,15 @@ import (
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
 )
 
-// Exit statuses (exitCodesHelp; docs/contracts.md).
+// Exit statuses (exitCodesHelp; docs/contracts.md): runner's.
 const (
-	ExitOK      = 0
-	ExitFailure = 1 // the command ran and failed (a check failed, the database refused…)
-	ExitUsage   = 2 // bad input on the command line
-	// ExitFailedTx: a run (or a compare's cell) measured to its end, but
-	// transactions failed with errors that were not retried; the result is
-	// printed and saved all the same. pgbench exits 2 for this; 2 is bad
-	// input here.
-	ExitFailedTx    = 3
-	ExitInternal    = 70  // a bug in sledge (EX_SOFTWARE): one line, never a stack trace
-	ExitInterrupted = 130 // stopped by Ctrl-C or SIGTERM, like a shell reports SIGINT; wins over 3
+	ExitOK          = runner.ExitOK
+	ExitFailure     = runner.ExitFailure
+	ExitUsage       = runner.ExitUsage
+	ExitFailedTx    = runner.ExitFailedTx
+	ExitInternal    = runner.ExitInternal
+	ExitThreshold   = runner.ExitThreshold
+	ExitInterrupted = runner.ExitInterrupted
 )
 
 // exitCodesHelp ends every command's --help: the same table for all.
@@ -65,23 +62,7 @@ type Env struct {
 	Outputs []runner.Output
 }
 
-// exitError carries an exit status with its one-line message.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(format string, a ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
-}
-
-// errSilent ends a command with a status after it has printed its result.
-type errSilent struct{ code int }
-
-func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+func usageErr(format string, a ...any) error { return runner.Usagef(format, a...) }
 
 // Main runs sledge with args and returns the process exit status.
 func Main(ctx context.Context, args []string, env Env) (code int) {
@@ -103,7 +84,7 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err == nil {
 		return ExitOK
 	}
-	var silent errSilent
+	var silent runner.Silent
 	if !errors.As(err, &silent) {
 		fmt.Fprintf(env.Stderr, "sledge: %s\n", oneLine(err.Error()))
 	}

@@ -356,7 +356,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		if !o.jsonOut {
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the table covers the cells measured until then")
 		}
-		return errSilent{code: ExitInterrupted}
+		return runner.Silent{Code: ExitInterrupted}
 	}
 	var failed, processed int64
 	for _, c := range done {

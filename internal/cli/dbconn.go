@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -173,8 +174,8 @@ func removeIfRefused(raw string) func(*error) {
 		return func(*error) {}
 	}
 	return func(errp *error) {
-		var ee *exitError
-		if *errp != nil && errors.As(*errp, &ee) && ee.code == ExitUsage {
+		var ee *runner.ExitError
+		if *errp != nil && errors.As(*errp, &ee) && ee.Code == ExitUsage {
 			for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
 				_ = os.Remove(path + suffix)
 			}

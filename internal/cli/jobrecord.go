@@ -381,7 +381,7 @@ func (r *jobRun) end(ctx context.Context, err error) error {
 	default:
 		r.job.Status = jobs.Failed
 	}
-	var silent errSilent
+	var silent runner.Silent
 	if err != nil && !errors.As(err, &silent) {
 		msg := jobs.Scrub(oneLine(err.Error()), r.secrets)
 		r.job.Error = msg
@@ -402,25 +402,7 @@ func (r *jobRun) end(ctx context.Context, err error) error {
 }
 
 // exitCode is the status Main gives err.
-func exitCode(ctx context.Context, err error) int {
-	var silent errSilent
-	var ee *exitError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &silent):
-		return silent.code
-	case errors.As(err, &ee):
-		return ee.code
-	case errors.As(err, new(*db.URLError)):
-		return ExitUsage
-	case isUsage(err):
-		return ExitUsage
-	case ctx.Err() != nil:
-		return ExitInterrupted
-	}
-	return ExitFailure
-}
+func exitCode(ctx context.Context, err error) int { return runner.ExitCode(ctx, err, isUsage) }
 
 func (r *jobRun) flushLoop() {
 	defer close(r.flushDone)

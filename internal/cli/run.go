@@ -15,6 +15,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -465,7 +466,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		if !o.jsonOut {
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
 		}
-		return errSilent{code: ExitInterrupted}
+		return runner.Silent{Code: ExitInterrupted}
 	}
 	// A missed threshold is the verdict the user asked for: it wins
 	// over failed transactions (which a threshold can name: failed==0).
@@ -481,7 +482,7 @@ func failedTxErr(failed, processed int64) error {
 	if failed == 0 {
 		return nil
 	}
-	return &exitError{code: ExitFailedTx, err: fmt.Errorf("%s of %s transactions failed with errors that were not retried (listed in the result)",
+	return &runner.ExitError{Code: ExitFailedTx, Err: fmt.Errorf("%s of %s transactions failed with errors that were not retried (listed in the result)",
 		thousands(failed), thousands(failed+processed))}
 }
 

@@ -7,12 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
-
-// ExitThreshold: the run measured to its end and its result is printed and
-// saved, but a --threshold was not met (k6's code for the same).
-const ExitThreshold = 99
 
 // threshold is one --threshold: a figure of the result, a comparison and a
 // limit, as k6 users write them ("nopm>=10000", "p95(new_order)<50ms").
@@ -210,5 +207,5 @@ func thresholdErr(ts []thresholdJSON) error {
 	if len(missed) == 0 {
 		return nil
 	}
-	return &exitError{code: ExitThreshold, err: fmt.Errorf("threshold%s missed: %s", plural(len(missed)), strings.Join(missed, ", "))}
+	return &runner.ExitError{Code: ExitThreshold, Err: fmt.Errorf("threshold%s missed: %s", plural(len(missed)), strings.Join(missed, ", "))}
 }
