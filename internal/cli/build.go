@@ -40,7 +40,7 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.vus))
+			return job.End(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.vus))
 		},
 	}
 	addCommon(cmd, &o.common, "build", 1)
@@ -68,17 +68,17 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	if vus < 1 {
 		return usageErr("--build-vus must be at least 1")
 	}
-	s, err := openSession(ctx, url, w.Name(), 0, true)
+	s, err := runner.OpenSession(ctx, url, w.Name(), 0, true)
 	if err != nil {
 		return err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
-	c.job.setDB(ctx, s, vus)
+	c.job.SetDB(ctx, s, vus)
 	res, err := build(ctx, env, s, w, c.seed, vus, c.jsonOut)
 	if err != nil {
 		return err
 	}
-	c.job.setSummary(res)
+	c.job.SetSummary(res)
 	if c.jsonOut {
 		return json.NewEncoder(env.Stdout).Encode(res)
 	}
@@ -91,28 +91,28 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
 
 // build creates and loads the schema of w through session s.
-func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed uint64, vus int, quiet bool) (*buildResult, error) {
+func build(ctx context.Context, env *Env, s *runner.Session, w workload.Workload, seed uint64, vus int, quiet bool) (*buildResult, error) {
 	// A complete schema has its marker table; refuse to load over it.
-	switch noSchema, err := s.attach(ctx, w); {
+	switch noSchema, err := s.Attach(ctx, w); {
 	case err == nil:
-		how, note := suggest("sledge drop "+w.Name(), s.raw, true)
-		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `%s`%s", w.Name(), s.url, how, note)
+		how, note := runner.Suggest("sledge drop "+w.Name(), s.Raw, true)
+		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `%s`%s", w.Name(), s.URL, how, note)
 	case !noSchema:
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
 	start := time.Now()
 	// Whatever an interrupted build left behind goes first.
-	if err := s.db.Script(ctx, w.Name(), "drop"); err != nil {
+	if err := s.DB.Script(ctx, w.Name(), "drop"); err != nil {
 		return nil, fmt.Errorf("drop leftovers: %w", err)
 	}
-	if err := s.db.Script(ctx, w.Name(), "tables"); err != nil {
+	if err := s.DB.Script(ctx, w.Name(), "tables"); err != nil {
 		return nil, fmt.Errorf("create tables: %w", err)
 	}
 	tables := w.Tables()
 	prog := engine.NewBuildProgress(tables)
 	if !quiet {
 		fmt.Fprintf(env.Stderr, "building %s in %s: %s, seed %d, %d build virtual users\n",
-			w.Name(), s.url, scaleText(w), seed, vus)
+			w.Name(), s.URL, runner.ScaleText(w), seed, vus)
 	}
 	var disp *progress
 	if !quiet {
@@ -127,7 +127,7 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 	// it), so it is loaded only after everything else, indexes and
 	// procedures included: an interrupted build never looks complete.
 	last := len(tables) - 1
-	err := engine.Load(ctx, tables[:last], vus, s.db.Load, prog)
+	err := engine.Load(ctx, tables[:last], vus, s.DB.Load, prog)
 	loaded := time.Now()
 	if err == nil {
 		if disp != nil {
@@ -138,11 +138,11 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating indexes and procedures, then loading %s (%s rows), which marks the build complete\n",
 				thousands(prog.Loaded()), thousands(prog.Total), seconds(loaded.Sub(start)), tables[last].Name, thousands(tables[last].Rows))
 		}
-		if err = s.db.Script(ctx, w.Name(), "indexes"); err != nil {
+		if err = s.DB.Script(ctx, w.Name(), "indexes"); err != nil {
 			err = fmt.Errorf("create indexes: %w", err)
-		} else if err = s.db.Script(ctx, w.Name(), "procedures"); err != nil {
+		} else if err = s.DB.Script(ctx, w.Name(), "procedures"); err != nil {
 			err = fmt.Errorf("create procedures: %w", err)
-		} else if err = engine.Load(ctx, tables[last:], 1, s.db.Load, prog); err != nil {
+		} else if err = engine.Load(ctx, tables[last:], 1, s.DB.Load, prog); err != nil {
 			err = fmt.Errorf("load %s: %w", tables[last].Name, err)
 		}
 	}
@@ -157,7 +157,7 @@ func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed 
 	}
 	end := time.Now()
 	return &buildResult{
-		Workload: w.Name(), Database: s.url, Scale: scaleText(w), Seed: seed, BuildVUs: vus,
+		Workload: w.Name(), Database: s.URL, Scale: runner.ScaleText(w), Seed: seed, BuildVUs: vus,
 		Rows: prog.Loaded(), LoadS: loaded.Sub(start).Seconds(), IndexesS: end.Sub(loaded).Seconds(),
 		TotalS: end.Sub(start).Seconds(), RowsPerS: float64(prog.Loaded()) / loaded.Sub(start).Seconds(),
 		Completed: true,

@@ -29,7 +29,7 @@ func newCheck(env *Env) *cobra.Command {
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runCheck(cmd.Context(), jenv, &o.common, w, url))
+			return job.End(cmd.Context(), runCheck(cmd.Context(), jenv, &o.common, w, url))
 		},
 	}
 	addCommon(cmd, &o.common, "check", 0)
@@ -54,28 +54,28 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	// Prepared: the checks are plain statements in every mode, and a
 	// schema whose routines were dropped (block mode needs none) is still
 	// checkable.
-	s, err := openSession(ctx, url, w.Name(), workload.ModePrepared, false)
+	s, err := runner.OpenSession(ctx, url, w.Name(), workload.ModePrepared, false)
 	if err != nil {
 		return err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
-	c.job.setDB(ctx, s, 1)
-	if noSchema, err := s.attach(ctx, w); err != nil {
+	c.job.SetDB(ctx, s, 1)
+	if noSchema, err := s.Attach(ctx, w); err != nil {
 		if noSchema {
-			return s.missingSchemaErr(ctx, w, c.explicit)
+			return s.MissingSchemaErr(ctx, w, c.explicit)
 		}
 		return fmt.Errorf("read schema: %w", err)
 	}
 	var out []checkJSON
 	failed := 0
 	if !c.jsonOut {
-		fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), s.url, scaleText(w))
+		fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), s.URL, runner.ScaleText(w))
 	}
 	for _, ch := range w.Checks() {
 		r := checkJSON{ID: ch.ID, Desc: ch.Desc}
 		start := time.Now()
 		if ch.Skip != nil {
-			reason, err := ch.Skip(ctx, s.ctl)
+			reason, err := ch.Skip(ctx, s.Ctl)
 			if err != nil {
 				return fmt.Errorf("check %s: %w", ch.ID, err)
 			}
@@ -84,7 +84,7 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 		if r.Reason != "" {
 			r.Status = "skipped"
 		} else {
-			if err := s.ctl.QueryRow(ctx, "check."+ch.ID).Scan(&r.Violations); err != nil {
+			if err := s.Ctl.QueryRow(ctx, "check."+ch.ID).Scan(&r.Violations); err != nil {
 				return fmt.Errorf("check %s: %w", ch.ID, err)
 			}
 			r.Status = "pass"
@@ -113,8 +113,8 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 			fmt.Fprintln(env.Stdout, line)
 		}
 	}
-	result := map[string]any{"workload": w.Name(), "database": s.url, "ok": failed == 0, "passed": failed == 0, "checks": out}
-	c.job.setSummary(result)
+	result := map[string]any{"workload": w.Name(), "database": s.URL, "ok": failed == 0, "passed": failed == 0, "checks": out}
+	c.job.SetSummary(result)
 	if c.jsonOut {
 		if err := writeJSON(env.Stdout, result); err != nil {
 			return err

@@ -233,8 +233,8 @@ type common struct {
 	seedSet  bool
 	wlName   string
 	wlNew    map[string]func(seed uint64) (workload.Workload, error)
-	explicit bool    // the user named the database (flag or SLEDGE_DB)
-	job      *jobRun // the job being recorded, nil when none
+	explicit bool           // the user named the database (flag or SLEDGE_DB)
+	job      *runner.JobRun // the job being recorded, nil when none
 }
 
 func addCommon(cmd *cobra.Command, c *common, name string, defaultSeed uint64) {

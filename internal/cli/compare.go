@@ -96,7 +96,7 @@ run" does), starts no other, and prints the table of what was measured
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runCompare(cmd, jenv, o, w, u))
+			return job.End(cmd.Context(), runCompare(cmd, jenv, o, w, u))
 		},
 	}
 	addCommon(cmd, &o.common, "run", 0)
@@ -281,7 +281,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 	}
 	// The job records the seed the cells run with, so that its command
 	// line repeats the compare.
-	o.job.setSeed(o.seed)
+	o.job.SetSeed(o.seed)
 	urls, err := transportURLs(rawURL, o)
 	if err != nil {
 		return err
@@ -290,11 +290,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 	if err != nil {
 		return err
 	}
-	if r := o.job; r != nil {
-		r.job.DB = dbInfo(info)
-		r.job.Mode = joinModes(modes)
-		r.update()
-	}
+	o.job.SetMatrix(info, joinModes(modes))
 
 	var cells []*cell
 	for _, m := range modes {
@@ -331,7 +327,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		}
 	}
 	out := compareResult(w, rawURL, o, info, done, interrupted)
-	o.job.setSummary(out)
+	o.job.SetSummary(out)
 	if len(done) > 0 || runErr == nil {
 		if o.jsonOut {
 			if err := writeJSON(env.Stdout, out); err != nil {
@@ -484,7 +480,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 	}
 	var first db.Info
 	for i, t := range urls {
-		d, err := openDB(ctx, t.url)
+		d, err := runner.OpenDB(ctx, t.url)
 		if err != nil {
 			return nil, db.Info{}, err
 		}
@@ -529,21 +525,21 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 // probeURL connects, reads the database's description and, for a database
 // the user named, checks that the schema is there.
 func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.Mode, explicit bool) (db.Info, error) {
-	s, err := openSession(ctx, raw, w.Name(), m, false)
+	s, err := runner.OpenSession(ctx, raw, w.Name(), m, false)
 	if err != nil {
 		return db.Info{}, err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
 	if explicit {
 		// The embedded default builds its schema in the first cell.
-		if noSchema, err := s.attach(ctx, w); err != nil {
+		if noSchema, err := s.Attach(ctx, w); err != nil {
 			if noSchema {
-				return db.Info{}, noSchemaErr(w.Name(), s.raw, true)
+				return db.Info{}, runner.NoSchemaErr(w.Name(), s.Raw, true)
 			}
 			return db.Info{}, fmt.Errorf("read schema: %w", err)
 		}
 	}
-	info, err := s.db.Info(ctx)
+	info, err := s.DB.Info(ctx)
 	if err != nil {
 		return db.Info{}, fmt.Errorf("database info: %w", err)
 	}
@@ -574,7 +570,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	if o.job == nil {
 		args = append(args, "--no-job")
 	} else {
-		args = append(args, "--jobs-db", o.job.store.Path())
+		args = append(args, "--jobs-db", o.job.StorePath())
 	}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if o.wlFlags[f.Name] {
@@ -689,7 +685,7 @@ func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.I
 		out.RampupS, out.DurationS = 0, 0
 	}
 	if o.job != nil {
-		out.JobID = o.job.job.ID
+		out.JobID = o.job.ID()
 	}
 	var base float64
 	for i, c := range cells {

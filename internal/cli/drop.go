@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/runner"
 )
 
 func newDrop(env *Env) *cobra.Command {
@@ -19,7 +21,7 @@ func newDrop(env *Env) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			d, err := openDB(ctx, url)
+			d, err := runner.OpenDB(ctx, url)
 			if err != nil {
 				return err
 			}

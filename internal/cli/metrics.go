@@ -92,14 +92,6 @@ func (m *metricsServer) ended(ran bool) {
 	m.exp.End(m.jobID, runner.Result{})
 }
 
-// id is the recorded job's id, 0 when none is recorded.
-func (r *jobRun) id() int64 {
-	if r == nil {
-		return 0
-	}
-	return r.job.ID
-}
-
 // stop lingers (after a run that ended, until ctx is cancelled) and closes
 // the server, its connections included: nothing is left listening.
 func (m *metricsServer) stop(ctx context.Context) {

@@ -140,7 +140,7 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
+			return job.End(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
 		},
 	}
 	addCommon(cmd, &o.common, "run", 0)
@@ -281,31 +281,31 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	case o.metricsLinger != 0:
 		return usageErr("--metrics-linger applies to --metrics")
 	}
-	var s *session
+	var s *runner.Session
 	if isScript {
-		s, err = openScriptSession(ctx, url, proto, sw.NeedsPipelines())
+		s, err = runner.OpenScriptSession(ctx, url, proto, sw.NeedsPipelines())
 	} else {
-		s, err = openSession(ctx, url, w.Name(), mode, !o.explicit)
+		s, err = runner.OpenSession(ctx, url, w.Name(), mode, !o.explicit)
 	}
 	if err != nil {
 		return err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
-	mode = s.mode
+	mode = s.Mode
 
-	if noSchema, err := s.attach(ctx, w); err != nil {
+	if noSchema, err := s.Attach(ctx, w); err != nil {
 		if !noSchema {
 			return fmt.Errorf("read schema: %w", err)
 		}
 		if isScript {
-			how, note := suggest("sledge build tpcb", s.raw, o.explicit)
+			how, note := runner.Suggest("sledge build tpcb", s.Raw, o.explicit)
 			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
 		}
 		if o.explicit {
-			return s.missingSchemaErr(ctx, w, true)
+			return s.MissingSchemaErr(ctx, w, true)
 		}
 		// The embedded default builds what it needs, and says so.
-		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.url)
+		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.URL)
 		meta, _ := workload.Lookup(w.Name())
 		fresh, err := meta.Flags("build", newFlagSet())(1)
 		if err != nil {
@@ -314,22 +314,22 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		if _, err := build(ctx, env, s, fresh, 1, defaultBuildVUs(), o.jsonOut); err != nil {
 			return err
 		}
-		if err := w.Attach(ctx, s.ctl); err != nil {
+		if err := w.Attach(ctx, s.Ctl); err != nil {
 			return fmt.Errorf("read schema: %w", err)
 		}
 	}
-	info, err := s.db.Info(ctx)
+	info, err := s.DB.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)
 	}
-	o.job.setRun(info, mode, o.vus, o.seed, w.Mix())
+	o.job.SetRun(info, mode, o.vus, o.seed, w.Mix())
 
 	var sc *serverCost // the server's side of the cost (servercost.go)
 	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
 		if isScript {
-			c, err = s.db.(db.ScriptDB).ConnectScript(ctx, proto)
+			c, err = s.DB.(db.ScriptDB).ConnectScript(ctx, proto)
 		} else {
-			c, err = s.db.Connect(ctx, w.Name(), mode)
+			c, err = s.DB.Connect(ctx, w.Name(), mode)
 		}
 		if err == nil && sc != nil {
 			sc.register(ctx, c)
@@ -342,26 +342,26 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		m := map[string]int64{}
 		// The control session's own statements (schema checks, the last
 		// reading) count before this reading, not inside the interval.
-		if p, ok := s.ctl.(workload.Publisher); ok {
+		if p, ok := s.Ctl.(workload.Publisher); ok {
 			if _, _, err := p.Publish(ctx); err != nil {
 				return nil, err
 			}
 		}
 		if meter != nil {
-			n, err := meter.Meter(ctx, s.ctl)
+			n, err := meter.Meter(ctx, s.Ctl)
 			if err != nil {
 				return nil, fmt.Errorf("%s counter: %w", meter.MeterName(), err)
 			}
 			m["meter"] = n
 		}
-		c, ok, err := s.db.Counters(ctx)
+		c, ok, err := s.DB.Counters(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("database transaction counters: %w", err)
 		}
 		if ok {
 			m["db_commits"], m["db_rollbacks"] = c.Commits, c.Rollbacks
 		}
-		if ws, ok := s.db.(db.ServerWire); ok && plan.Cost {
+		if ws, ok := s.DB.(db.ServerWire); ok && plan.Cost {
 			b, ok, err := ws.ServerBytes(ctx)
 			if err != nil {
 				return nil, fmt.Errorf("database byte counters: %w", err)
@@ -378,7 +378,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		// the database package's pooled ones with it: each failed reading
 		// reopens or discards one, so read again a few times.
 		for try := 0; err != nil && ctx.Err() == nil && try < 3; try++ {
-			if rerr := s.reopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
+			if rerr := s.ReopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
 				return nil, err
 			}
 			m, err = readCounters(ctx)
@@ -395,7 +395,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			how = "protocol " + proto.String()
 		}
 		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
-			w.Name(), s.url, info.Driver, info.Version, info.Transport, how, vusText(o.vus, o.connections), scaleText(w), o.seed)
+			w.Name(), s.URL, info.Driver, info.Version, info.Transport, how, vusText(o.vus, o.connections), runner.ScaleText(w), o.seed)
 		hw, ok1 := w.(homeWarehouser)
 		sc, ok2 := w.(workload.Scaler)
 		if ok1 && ok2 {
@@ -410,15 +410,15 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		}
 	}
 	live := engine.NewLive(plan)
-	ms.follow(o.job.id(), w, s.url, live)
+	ms.follow(o.job.ID(), w, s.URL, live)
 	if plan.Cost {
-		sc = newServerCost(ctx, env.Stderr, s.db, info, live)
+		sc = newServerCost(ctx, env.Stderr, s.DB, info, live)
 		defer sc.close()
 	}
 	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
-		o.job.setMeter(meter.MeterName(), mt.MeterKind())
+		o.job.SetMeter(meter.MeterName(), mt.MeterKind())
 	}
-	o.job.sample(live)
+	o.job.Sample(live)
 	var stopDisplay func()
 	switch {
 	case o.progress > 0:
@@ -441,7 +441,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	res, runErr := engine.Run(ctx, plan, live)
 	undoThreads()
 	ms.ended(res != nil)
-	o.job.runDone(res, plan.Mix)
+	o.job.RunDone(res, plan.Mix)
 	if stopDisplay != nil {
 		stopDisplay()
 	}
@@ -451,7 +451,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	sum := summarize(w, s, info, mode, o, res)
 	sc.fill(sum, sum.Processed)
 	sum.Thresholds = evalThresholds(o.thresholds, w, sum)
-	o.job.setSummary(sum)
+	o.job.SetSummary(sum)
 	if o.jsonOut {
 		if err := writeJSON(env.Stdout, sum); err != nil {
 			return err
@@ -666,60 +666,5 @@ func (o *runOpts) pgbenchOptions(w workload.Workload) error {
 	case o.threads < 1:
 		return usageErr("-j/--jobs must be at least 1")
 	}
-	return nil
-}
-
-// openScriptSession opens a database for users' scripts, with a control
-// session in protocol p, after checking that the database can run them.
-func openScriptSession(ctx context.Context, raw string, p workload.Protocol, pipelines bool) (s *session, err error) {
-	defer removeIfRefused(raw)(&err)
-	d, err := openDB(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	sd, ok := d.(db.ScriptDB)
-	if !ok {
-		_ = d.Close()
-		return nil, usageErr("%s does not run pgbench scripts", db.Redact(raw))
-	}
-	if err := sd.ScriptSupports(p, pipelines); err != nil {
-		_ = d.Close()
-		return nil, usageErr("%v", err)
-	}
-	c, err := sd.ConnectScript(ctx, p)
-	if err != nil {
-		_ = d.Close()
-		return nil, fmt.Errorf("connect to %s: %w", db.Redact(raw), err)
-	}
-	m := workload.ModeClient
-	if p != workload.ProtoSimple {
-		m = workload.ModePrepared
-	}
-	return &session{url: db.Redact(raw), raw: raw, db: d, ctl: c, mode: m}, nil
-}
-
-// reopenCtl replaces the control session when err says it was lost (or it
-// reports itself broken), so the counters can be read after a restart.
-func (s *session) reopenCtl(ctx context.Context, wl string, m workload.Mode, p workload.Protocol, script bool, err error) error {
-	b, ok := s.ctl.(workload.Breakable)
-	if !errors.Is(err, workload.ErrConnLost) && !(ok && b.Broken()) {
-		return err
-	}
-	if ok && !b.Broken() {
-		return nil // a pooled session failed, not this one: read again
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	_ = s.ctl.Close(cctx)
-	cancel()
-	var c workload.Conn
-	if script {
-		c, err = s.db.(db.ScriptDB).ConnectScript(ctx, p)
-	} else {
-		c, err = s.db.Connect(ctx, wl, m)
-	}
-	if err != nil {
-		return err
-	}
-	s.ctl = c
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/metrics"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 	"github.com/sledge-bench/sledge/internal/workload/script"
 )
@@ -236,11 +237,11 @@ func dbHeadline(n int64, total *metrics.TxStats, gap string) (source, note strin
 		n, want, 100*float64(diff)/float64(max(want, 1)), why)
 }
 
-func summarize(w workload.Workload, s *session, info db.Info, mode workload.Mode, o *runOpts, res *engine.Result) *runSummary {
+func summarize(w workload.Workload, s *runner.Session, info db.Info, mode workload.Mode, o *runOpts, res *engine.Result) *runSummary {
 	measured := res.Measured()
 	sum := &runSummary{
-		Workload: w.Name(), Database: info.Driver, DatabaseURL: s.url, Driver: info.Driver, DBVersion: info.Version,
-		Transport: info.Transport, Mode: mode.String(), VUs: o.vus, Scale: scaleText(w), Seed: o.seed,
+		Workload: w.Name(), Database: info.Driver, DatabaseURL: s.URL, Driver: info.Driver, DBVersion: info.Version,
+		Transport: info.Transport, Mode: mode.String(), VUs: o.vus, Scale: runner.ScaleText(w), Seed: o.seed,
 		RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(), Iterations: o.iterations,
 		MeasuredS: measured.Seconds(), Interrupted: res.Interrupted, Settings: info.Settings,
 		Errors: res.Errors, StoppedVUs: res.Stopped, PerType: map[string]txJSON{},
