@@ -19,40 +19,10 @@ import (
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
+// runOpts are run's flags: the common ones and runner's RunOptions.
 type runOpts struct {
 	common
-	vus            int
-	connections    int // --connections: sessions shared by the VUs; 0: one each
-	rampup         time.Duration
-	duration       time.Duration
-	iterations     int
-	keyingThinking bool
-	mode           string
-	maxRetries     int
-	raiseError     bool
-	progress       int         // seconds between --progress lines; 0: the progress bar
-	noCost         bool        // --no-cost: measure no cost per transaction
-	perTypeCPU     bool        // --per-type-cpu: CPU and context switches per type
-	thresholdArgs  []string    // --threshold, as given
-	thresholds     []threshold // parsed against the workload
-
-	// pgbench's controls (issue 5) and fault handling (issue 6).
-	rate         float64 // -R: transactions per second in all; 0: as fast as possible
-	latencyLimit float64 // -L, milliseconds
-	perCommand   bool    // -r
-	protocolName string  // -M: simple, extended, prepared
-	maxTries     int     // --max-tries: pgbench's name for 1 + --max-retries
-	randomSeed   string  // --random-seed: time, rand or a number (pgbench)
-	stopTimeout  time.Duration
-	txTimeout    time.Duration
-	reconnect    string
-	rampupSet    bool
-	threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
-	noVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
-	cpuProfile   string
-
-	metrics       string        // --metrics HOST:PORT: serve /metrics during the run (issue 14)
-	metricsLinger time.Duration // --metrics-linger: serve it this long after the run
+	runner.RunOptions
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -127,10 +97,11 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 			if err != nil {
 				return err
 			}
+			o.Seed, o.SeedSet, o.Explicit, o.JSON = o.seed, o.seedSet, o.explicit, o.jsonOut
 			if err := o.flagsSet(cmd, w); err != nil {
 				return err
 			}
-			stopProfile, err := startCPUProfile(o.cpuProfile)
+			stopProfile, err := startCPUProfile(o.CPUProfile)
 			if err != nil {
 				return err
 			}
@@ -145,45 +116,45 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 	}
 	addCommon(cmd, &o.common, "run", 0)
 	fs := cmd.Flags()
-	fs.IntVarP(&o.vus, "vus", "c", 1, "virtual users (terminals), each with its own connection unless --connections (pgbench -c)")
-	fs.IntVar(&o.connections, "connections", 0, "connections shared by the virtual users, at most --vus: each virtual user takes one only for each transaction; 0: one per virtual user")
-	o.rampup = 10 * time.Second
-	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
+	fs.IntVarP(&o.VUs, "vus", "c", 1, "virtual users (terminals), each with its own connection unless --connections (pgbench -c)")
+	fs.IntVar(&o.Connections, "connections", 0, "connections shared by the virtual users, at most --vus: each virtual user takes one only for each transaction; 0: one per virtual user")
+	o.Rampup = 10 * time.Second
+	fs.Var(secondsValue{&o.Rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
 	fs.Lookup("rampup").DefValue = "0" // the usage gives the per-workload defaults
-	o.duration = time.Minute
-	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
-	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
-	fs.BoolVar(&o.keyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
-	fs.StringVar(&o.mode, "mode", "", "procedure, client, prepared, batched, pipeline or block (default: procedure where the database has procedures)")
-	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
-	fs.IntVar(&o.maxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
-	fs.Float64VarP(&o.rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")
-	fs.Float64VarP(&o.latencyLimit, "latency-limit", "L", 0, "count transactions slower than this many milliseconds as late; with --rate, skip those already that late (pgbench -L)")
-	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report the average latency and failures of every statement or script command (pgbench -r)")
-	fs.StringVarP(&o.protocolName, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
-	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
-	fs.DurationVar(&o.stopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
-	fs.DurationVar(&o.txTimeout, "tx-timeout", 5*time.Minute, "cancel a transaction (retries included) that runs longer than this, so an iterations run cannot wait forever on a server that stopped answering; 0: no limit")
-	fs.StringVar(&o.reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
-	fs.IntVarP(&o.threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
-	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
+	o.Duration = time.Minute
+	fs.VarP(secondsValue{&o.Duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
+	fs.IntVarP(&o.Iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
+	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
+	fs.StringVar(&o.Mode, "mode", "", "procedure, client, prepared, batched, pipeline or block (default: procedure where the database has procedures)")
+	fs.IntVar(&o.MaxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
+	fs.IntVar(&o.MaxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
+	fs.Float64VarP(&o.Rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")
+	fs.Float64VarP(&o.LatencyLimit, "latency-limit", "L", 0, "count transactions slower than this many milliseconds as late; with --rate, skip those already that late (pgbench -L)")
+	fs.BoolVarP(&o.PerCommand, "report-per-command", "r", false, "report the average latency and failures of every statement or script command (pgbench -r)")
+	fs.StringVarP(&o.Protocol, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
+	fs.StringVar(&o.RandomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
+	fs.DurationVar(&o.TxTimeout, "tx-timeout", 5*time.Minute, "cancel a transaction (retries included) that runs longer than this, so an iterations run cannot wait forever on a server that stopped answering; 0: no limit")
+	fs.StringVar(&o.Reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
+	fs.IntVarP(&o.Threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
+	fs.BoolVarP(&o.NoVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
 	_ = fs.MarkHidden("jobs")
 	_ = fs.MarkHidden("no-vacuum")
-	fs.BoolVar(&o.raiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
-	fs.IntVarP(&o.progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
-	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
-	fs.StringArrayVar(&o.thresholdArgs, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
-	fs.StringVar(&o.metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
-	fs.DurationVar(&o.metricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
-	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
+	fs.BoolVar(&o.RaiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
+	fs.IntVarP(&o.Progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
+	fs.BoolVar(&o.NoCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
+	fs.StringArrayVar(&o.Thresholds, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
+	fs.StringVar(&o.Metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
+	fs.DurationVar(&o.MetricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
+	fs.BoolVar(&o.PerTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 	return cmd
 }
 
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
 	var mode workload.Mode
-	if o.mode != "" {
-		m, err := workload.ParseMode(o.mode)
+	if o.Mode != "" {
+		m, err := workload.ParseMode(o.Mode)
 		if err != nil {
 			return usageErr("%v", err)
 		}
@@ -191,10 +162,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	}
 	sw, isScript := w.(scriptWorkload)
 	var proto workload.Protocol
-	if o.protocolName != "" {
-		p, ok := workload.ParseProtocol(o.protocolName)
+	if o.Protocol != "" {
+		p, ok := workload.ParseProtocol(o.Protocol)
 		if !ok {
-			return usageErr("--protocol %q: use simple, extended or prepared", o.protocolName)
+			return usageErr("--protocol %q: use simple, extended or prepared", o.Protocol)
 		}
 		proto = p
 		if !isScript {
@@ -213,11 +184,11 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 				return usageErr("--protocol %s and --mode %s disagree: give one of them", p, mode)
 			}
 			mode = m
-			o.protocolName = "" // reported as the mode
+			o.Protocol = "" // reported as the mode
 		}
 	}
 	if isScript {
-		if o.mode != "" {
+		if o.Mode != "" {
 			return usageErr("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
 		}
 		if proto == 0 {
@@ -227,29 +198,29 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return usageErr("%v", err)
 		}
 		sw.SetProtocol(proto)
-		o.protocolName = proto.String()
-		sw.SetPerCommand(o.perCommand)
+		o.Protocol = proto.String()
+		sw.SetPerCommand(o.PerCommand)
 		sw.SetStderr(env.Stderr)
 	}
 	if err := o.pgbenchOptions(w); err != nil {
 		return err
 	}
-	if !o.seedSet {
-		o.seed = rand.Uint64() >> 12 // short enough to type back in
+	if !o.SeedSet {
+		o.Seed = rand.Uint64() >> 12 // short enough to type back in
 	}
-	reconnect, err := parseReconnect(o.reconnect)
+	reconnect, err := parseReconnect(o.Reconnect)
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	plan := &engine.Plan{
-		VUs: o.vus, Connections: o.connections, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
-		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, RaiseError: o.raiseError,
-		Seed: o.seed, Mix: w.Mix(), Cost: !o.noCost, ThreadCost: o.perTypeCPU,
-		Rate: o.rate, LatencyLimit: time.Duration(o.latencyLimit * float64(time.Millisecond)),
-		StopTimeout: o.stopTimeout, Reconnect: reconnect, PerStatement: o.perCommand && !isScript,
-		TxTimeout: o.txTimeout,
+		VUs: o.VUs, Connections: o.Connections, Rampup: o.Rampup, Duration: o.Duration, Iterations: o.Iterations,
+		KeyingThinking: o.KeyingThinking, MaxRetries: o.MaxRetries, RaiseError: o.RaiseError,
+		Seed: o.Seed, Mix: w.Mix(), Cost: !o.NoCost, ThreadCost: o.PerTypeCPU,
+		Rate: o.Rate, LatencyLimit: time.Duration(o.LatencyLimit * float64(time.Millisecond)),
+		StopTimeout: o.StopTimeout, Reconnect: reconnect, PerStatement: o.PerCommand && !isScript,
+		TxTimeout: o.TxTimeout,
 	}
-	if o.stopTimeout == 0 {
+	if o.StopTimeout == 0 {
 		return usageErr("--stop-timeout must be positive: nothing in sledge waits forever")
 	}
 	if mode != 0 {
@@ -257,35 +228,35 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return usageErr("%v", err)
 		}
 	}
-	o.thresholds = o.thresholds[:0]
-	for _, a := range o.thresholdArgs {
-		t, err := parseThreshold(a, w)
+	var thresholds []runner.Threshold // parsed against the workload
+	for _, a := range o.Thresholds {
+		t, err := runner.ParseThreshold(a, w)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		o.thresholds = append(o.thresholds, t)
+		thresholds = append(thresholds, t)
 	}
 	if err := plan.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	if o.progress < 0 {
+	if o.Progress < 0 {
 		return usageErr("--progress must not be negative")
 	}
 	var ms *metricsServer // --metrics: listening before anything runs
 	switch {
-	case o.metrics != "":
-		if ms, err = startMetrics(o.metrics, o.metricsLinger, env.Stderr, o.jsonOut); err != nil {
+	case o.Metrics != "":
+		if ms, err = startMetrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
 			return err
 		}
 		defer ms.stop(ctx) // last: after the summary is out
-	case o.metricsLinger != 0:
+	case o.MetricsLinger != 0:
 		return usageErr("--metrics-linger applies to --metrics")
 	}
 	var s *runner.Session
 	if isScript {
 		s, err = runner.OpenScriptSession(ctx, url, proto, sw.NeedsPipelines())
 	} else {
-		s, err = runner.OpenSession(ctx, url, w.Name(), mode, !o.explicit)
+		s, err = runner.OpenSession(ctx, url, w.Name(), mode, !o.Explicit)
 	}
 	if err != nil {
 		return err
@@ -298,10 +269,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return fmt.Errorf("read schema: %w", err)
 		}
 		if isScript {
-			how, note := runner.Suggest("sledge build tpcb", s.Raw, o.explicit)
+			how, note := runner.Suggest("sledge build tpcb", s.Raw, o.Explicit)
 			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
 		}
-		if o.explicit {
+		if o.Explicit {
 			return s.MissingSchemaErr(ctx, w, true)
 		}
 		// The embedded default builds what it needs, and says so.
@@ -311,7 +282,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		if err != nil {
 			return err
 		}
-		if _, err := build(ctx, env, s, fresh, 1, defaultBuildVUs(), o.jsonOut); err != nil {
+		if _, err := build(ctx, env, s, fresh, 1, defaultBuildVUs(), o.JSON); err != nil {
 			return err
 		}
 		if err := w.Attach(ctx, s.Ctl); err != nil {
@@ -322,9 +293,9 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)
 	}
-	o.job.SetRun(info, mode, o.vus, o.seed, w.Mix())
+	o.job.SetRun(info, mode, o.VUs, o.Seed, w.Mix())
 
-	var sc *serverCost // the server's side of the cost (servercost.go)
+	var sc *runner.ServerCost // the server's side of the cost (servercost.go)
 	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
 		if isScript {
 			c, err = s.DB.(db.ScriptDB).ConnectScript(ctx, proto)
@@ -332,11 +303,11 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			c, err = s.DB.Connect(ctx, w.Name(), mode)
 		}
 		if err == nil && sc != nil {
-			sc.register(ctx, c)
+			sc.Register(ctx, c)
 		}
 		return c, err
 	}
-	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
+	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.VUs, o.Seed) }
 	meter, _ := w.(workload.Meter)
 	readCounters := func(ctx context.Context) (map[string]int64, error) {
 		m := map[string]int64{}
@@ -384,27 +355,27 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			m, err = readCounters(ctx)
 		}
 		if err == nil && sc != nil {
-			sc.edge(ctx)
+			sc.Edge(ctx)
 		}
 		return m, err
 	}
 
-	if !o.jsonOut {
+	if !o.JSON {
 		how := "mode " + mode.String()
 		if isScript {
 			how = "protocol " + proto.String()
 		}
 		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
-			w.Name(), s.URL, info.Driver, info.Version, info.Transport, how, vusText(o.vus, o.connections), runner.ScaleText(w), o.seed)
-		hw, ok1 := w.(homeWarehouser)
+			w.Name(), s.URL, info.Driver, info.Version, info.Transport, how, vusText(o.VUs, o.Connections), runner.ScaleText(w), o.Seed)
+		hw, ok1 := w.(runner.HomeWarehouser)
 		sc, ok2 := w.(workload.Scaler)
 		if ok1 && ok2 {
-			homes, _ := hw.HomeWarehouses(o.vus)
+			homes, _ := hw.HomeWarehouses(o.VUs)
 			_, n := sc.Scale()
-			if t := warehousesText(o.vus, homes, n); t != "" {
+			if t := warehousesText(o.VUs, homes, n); t != "" {
 				fmt.Fprintln(env.Stderr, t)
 			}
-			if t := terminalsNote(w.Name(), o.vus, n); t != "" {
+			if t := terminalsNote(w.Name(), o.VUs, n); t != "" {
 				fmt.Fprintln(env.Stderr, t)
 			}
 		}
@@ -412,8 +383,8 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	live := engine.NewLive(plan)
 	ms.follow(o.job.ID(), w, s.URL, live)
 	if plan.Cost {
-		sc = newServerCost(ctx, env.Stderr, s.DB, info, live)
-		defer sc.close()
+		sc = runner.NewServerCost(ctx, env.Stderr, s.DB, info, live)
+		defer sc.Close()
 	}
 	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
 		o.job.SetMeter(meter.MeterName(), mt.MeterKind())
@@ -421,20 +392,20 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	o.job.Sample(live)
 	var stopDisplay func()
 	switch {
-	case o.progress > 0:
+	case o.Progress > 0:
 		name, kind := "", -1
 		if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
 			name, kind = meter.MeterName(), mt.MeterKind()
 		}
-		stopDisplay = startProgressLines(env, time.Duration(o.progress)*time.Second, live, name, kind)
-	case !o.jsonOut:
+		stopDisplay = startProgressLines(env, time.Duration(o.Progress)*time.Second, live, name, kind)
+	case !o.JSON:
 		stopDisplay = startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 	}
 	conns := plan.VUs
 	if plan.Connections > 0 {
 		conns = plan.Connections
 	}
-	undoThreads, raw := clientThreads(conns, url, env.Getenv)
+	undoThreads, raw := runner.ClientThreads(conns, url, env.Getenv)
 	// Pinned only when each VU has its connection: thousands of mostly
 	// idle terminals over shared connections must not hold a thread each.
 	plan.PinThreads = raw && plan.Connections == 0
@@ -448,11 +419,11 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	if res == nil {
 		return runErr
 	}
-	sum := summarize(w, s, info, mode, o, res)
-	sc.fill(sum, sum.Processed)
-	sum.Thresholds = evalThresholds(o.thresholds, w, sum)
+	sum := runner.Summarize(w, s, info, mode, &o.RunOptions, res)
+	sc.Fill(sum, sum.Processed)
+	sum.Thresholds = runner.EvalThresholds(thresholds, w, sum)
 	o.job.SetSummary(sum)
-	if o.jsonOut {
+	if o.JSON {
 		if err := writeJSON(env.Stdout, sum); err != nil {
 			return err
 		}
@@ -463,14 +434,14 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		return runErr
 	}
 	if res.Interrupted {
-		if !o.jsonOut {
+		if !o.JSON {
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
 		}
 		return runner.Silent{Code: ExitInterrupted}
 	}
 	// A missed threshold is the verdict the user asked for: it wins
 	// over failed transactions (which a threshold can name: failed==0).
-	if err := thresholdErr(sum.Thresholds); err != nil {
+	if err := runner.ThresholdErr(sum.Thresholds); err != nil {
 		return err
 	}
 	return failedTxErr(sum.Failed, sum.Processed)
@@ -607,7 +578,7 @@ type scriptWorkload interface {
 // flagsSet applies what depends on which flags the user gave.
 func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 	f := cmd.Flags()
-	o.rampupSet = f.Changed("rampup")
+	o.RampupSet = f.Changed("rampup")
 	if f.Changed("duration") && f.Changed("iterations") {
 		return usageErr("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
 	}
@@ -616,25 +587,25 @@ func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 	}
 	if f.Changed("max-tries") {
 		switch {
-		case o.maxTries < 0:
+		case o.MaxTries < 0:
 			return usageErr("--max-tries must not be negative")
-		case o.maxTries == 0 && !f.Changed("duration") && o.latencyLimit <= 0:
+		case o.MaxTries == 0 && !f.Changed("duration") && o.LatencyLimit <= 0:
 			return usageErr("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
-		case o.maxTries == 0:
-			o.maxRetries = 1 << 30
+		case o.MaxTries == 0:
+			o.MaxRetries = 1 << 30
 		default:
-			o.maxRetries = o.maxTries - 1
+			o.MaxRetries = o.MaxTries - 1
 		}
 	}
 	if f.Changed("random-seed") {
 		if f.Changed("seed") {
 			return usageErr("give either --seed or --random-seed, not both")
 		}
-		n, err := parseRandomSeed(o.randomSeed)
+		n, err := parseRandomSeed(o.RandomSeed)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		o.seed, o.seedSet = n, true
+		o.Seed, o.SeedSet = n, true
 	}
 	if sw, ok := w.(scriptWorkload); ok {
 		if f.Changed("builtin") {
@@ -653,17 +624,17 @@ func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 // pgbenchOptions checks pgbench's controls and sets the defaults that
 // depend on the workload.
 func (o *runOpts) pgbenchOptions(w workload.Workload) error {
-	if !o.rampupSet {
+	if !o.RampupSet {
 		// The workload's own: pgbench has no warm-up, HammerDB ramps up.
 		meta, _ := workload.Lookup(w.Name())
-		o.rampup = meta.Rampup
+		o.Rampup = meta.Rampup
 	}
 	switch {
-	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
+	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
 		return usageErr("--rate must be a positive number of transactions per second")
-	case o.latencyLimit < 0 || math.IsNaN(o.latencyLimit) || math.IsInf(o.latencyLimit, 0):
+	case o.LatencyLimit < 0 || math.IsNaN(o.LatencyLimit) || math.IsInf(o.LatencyLimit, 0):
 		return usageErr("--latency-limit must be a positive number of milliseconds")
-	case o.threads < 1:
+	case o.Threads < 1:
 		return usageErr("-j/--jobs must be at least 1")
 	}
 	return nil
