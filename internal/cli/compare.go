@@ -359,7 +359,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		failed += c.res.Total.Errors
 		processed += c.res.Total.Count
 	}
-	return failedTxErr(failed, processed)
+	return runner.FailedTxErr(failed, processed)
 }
 
 func cellLength(o *compareOpts) string {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
 )
 
 // progress redraws one status line on a terminal, or prints a plain line
@@ -87,25 +88,8 @@ func bar(frac float64, width int) string {
 	return fmt.Sprintf("[%s%s] %3.0f%%", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100)
 }
 
-// thousands formats n with commas: 1234567 → 1,234,567.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// thousands formats n with commas: 1234567 → 1,234,567 (runner.Thousands).
+func thousands(n int64) string { return runner.Thousands(n) }
 
 func seconds(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())

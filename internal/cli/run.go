@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -151,310 +150,56 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 	return cmd
 }
 
+// runRun runs the run through runner.Run, with the terminal's header,
+// progress display and summary.
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
-	var mode workload.Mode
-	if o.Mode != "" {
-		m, err := workload.ParseMode(o.Mode)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		mode = m
-	}
-	sw, isScript := w.(scriptWorkload)
-	var proto workload.Protocol
-	if o.Protocol != "" {
-		p, ok := workload.ParseProtocol(o.Protocol)
-		if !ok {
-			return usageErr("--protocol %q: use simple, extended or prepared", o.Protocol)
-		}
-		proto = p
-		if !isScript {
-			// pgbench's -M on a workload of named statements: the mode
-			// that travels the same way.
-			var m workload.Mode
-			switch p {
-			case workload.ProtoSimple:
-				m = workload.ModeClient
-			case workload.ProtoPrepared:
-				m = workload.ModePrepared
-			default:
-				return usageErr("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
+	_, err := runner.Run(ctx, runner.RunEnv{
+		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job,
+		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
+			_, err := build(ctx, env, s, w, 1, defaultBuildVUs(), o.JSON)
+			return err
+		},
+		Header: func(w workload.Workload, url string, info db.Info, how string) {
+			fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
+				w.Name(), url, info.Driver, info.Version, info.Transport, how, vusText(o.VUs, o.Connections), runner.ScaleText(w), o.Seed)
+			hw, ok1 := w.(runner.HomeWarehouser)
+			sc, ok2 := w.(workload.Scaler)
+			if ok1 && ok2 {
+				homes, _ := hw.HomeWarehouses(o.VUs)
+				_, n := sc.Scale()
+				if t := warehousesText(o.VUs, homes, n); t != "" {
+					fmt.Fprintln(env.Stderr, t)
+				}
+				if t := terminalsNote(w.Name(), o.VUs, n); t != "" {
+					fmt.Fprintln(env.Stderr, t)
+				}
 			}
-			if mode != 0 && mode != m {
-				return usageErr("--protocol %s and --mode %s disagree: give one of them", p, mode)
+		},
+		Display: func(plan *engine.Plan, live *engine.Live, name string, kind int) func() {
+			switch {
+			case o.Progress > 0:
+				return startProgressLines(env, time.Duration(o.Progress)*time.Second, live, name, kind)
+			case !o.JSON:
+				return startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 			}
-			mode = m
-			o.Protocol = "" // reported as the mode
-		}
-	}
-	if isScript {
-		if o.Mode != "" {
-			return usageErr("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
-		}
-		if proto == 0 {
-			proto = workload.ProtoSimple // pgbench's default
-		}
-		if err := sw.CheckProtocol(proto); err != nil {
-			return usageErr("%v", err)
-		}
-		sw.SetProtocol(proto)
-		o.Protocol = proto.String()
-		sw.SetPerCommand(o.PerCommand)
-		sw.SetStderr(env.Stderr)
-	}
-	if err := o.pgbenchOptions(w); err != nil {
-		return err
-	}
-	if !o.SeedSet {
-		o.Seed = rand.Uint64() >> 12 // short enough to type back in
-	}
-	reconnect, err := parseReconnect(o.Reconnect)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	plan := &engine.Plan{
-		VUs: o.VUs, Connections: o.Connections, Rampup: o.Rampup, Duration: o.Duration, Iterations: o.Iterations,
-		KeyingThinking: o.KeyingThinking, MaxRetries: o.MaxRetries, RaiseError: o.RaiseError,
-		Seed: o.Seed, Mix: w.Mix(), Cost: !o.NoCost, ThreadCost: o.PerTypeCPU,
-		Rate: o.Rate, LatencyLimit: time.Duration(o.LatencyLimit * float64(time.Millisecond)),
-		StopTimeout: o.StopTimeout, Reconnect: reconnect, PerStatement: o.PerCommand && !isScript,
-		TxTimeout: o.TxTimeout,
-	}
-	if o.StopTimeout == 0 {
-		return usageErr("--stop-timeout must be positive: nothing in sledge waits forever")
-	}
-	if mode != 0 {
-		if err := workload.CheckMode(w, mode); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	var thresholds []runner.Threshold // parsed against the workload
-	for _, a := range o.Thresholds {
-		t, err := runner.ParseThreshold(a, w)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		thresholds = append(thresholds, t)
-	}
-	if err := plan.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	if o.Progress < 0 {
-		return usageErr("--progress must not be negative")
-	}
-	var ms *metricsServer // --metrics: listening before anything runs
-	switch {
-	case o.Metrics != "":
-		if ms, err = startMetrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
-			return err
-		}
-		defer ms.stop(ctx) // last: after the summary is out
-	case o.MetricsLinger != 0:
-		return usageErr("--metrics-linger applies to --metrics")
-	}
-	var s *runner.Session
-	if isScript {
-		s, err = runner.OpenScriptSession(ctx, url, proto, sw.NeedsPipelines())
-	} else {
-		s, err = runner.OpenSession(ctx, url, w.Name(), mode, !o.Explicit)
-	}
-	if err != nil {
-		return err
-	}
-	defer s.Close(context.WithoutCancel(ctx))
-	mode = s.Mode
-
-	if noSchema, err := s.Attach(ctx, w); err != nil {
-		if !noSchema {
-			return fmt.Errorf("read schema: %w", err)
-		}
-		if isScript {
-			how, note := runner.Suggest("sledge build tpcb", s.Raw, o.Explicit)
-			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
-		}
-		if o.Explicit {
-			return s.MissingSchemaErr(ctx, w, true)
-		}
-		// The embedded default builds what it needs, and says so.
-		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.URL)
-		meta, _ := workload.Lookup(w.Name())
-		fresh, err := meta.Flags("build", newFlagSet())(1)
-		if err != nil {
-			return err
-		}
-		if _, err := build(ctx, env, s, fresh, 1, defaultBuildVUs(), o.JSON); err != nil {
-			return err
-		}
-		if err := w.Attach(ctx, s.Ctl); err != nil {
-			return fmt.Errorf("read schema: %w", err)
-		}
-	}
-	info, err := s.DB.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("database info: %w", err)
-	}
-	o.job.SetRun(info, mode, o.VUs, o.Seed, w.Mix())
-
-	var sc *runner.ServerCost // the server's side of the cost (servercost.go)
-	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
-		if isScript {
-			c, err = s.DB.(db.ScriptDB).ConnectScript(ctx, proto)
-		} else {
-			c, err = s.DB.Connect(ctx, w.Name(), mode)
-		}
-		if err == nil && sc != nil {
-			sc.Register(ctx, c)
-		}
-		return c, err
-	}
-	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.VUs, o.Seed) }
-	meter, _ := w.(workload.Meter)
-	readCounters := func(ctx context.Context) (map[string]int64, error) {
-		m := map[string]int64{}
-		// The control session's own statements (schema checks, the last
-		// reading) count before this reading, not inside the interval.
-		if p, ok := s.Ctl.(workload.Publisher); ok {
-			if _, _, err := p.Publish(ctx); err != nil {
+			return nil
+		},
+		Result: func(sum *runner.RunSummary) error {
+			if o.JSON {
+				return writeJSON(env.Stdout, sum)
+			}
+			printSummary(env.Stdout, sum)
+			return nil
+		},
+		Metrics: func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (runner.MetricsServer, error) {
+			m, err := startMetrics(addr, linger, stderr, quiet)
+			if err != nil {
 				return nil, err
 			}
-		}
-		if meter != nil {
-			n, err := meter.Meter(ctx, s.Ctl)
-			if err != nil {
-				return nil, fmt.Errorf("%s counter: %w", meter.MeterName(), err)
-			}
-			m["meter"] = n
-		}
-		c, ok, err := s.DB.Counters(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("database transaction counters: %w", err)
-		}
-		if ok {
-			m["db_commits"], m["db_rollbacks"] = c.Commits, c.Rollbacks
-		}
-		if ws, ok := s.DB.(db.ServerWire); ok && plan.Cost {
-			b, ok, err := ws.ServerBytes(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("database byte counters: %w", err)
-			}
-			if ok {
-				m["db_bytes_sent"], m["db_bytes_received"] = b.Sent, b.Received
-			}
-		}
-		return m, nil
-	}
-	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
-		m, err := readCounters(ctx)
-		// A server restart during the run took the control session and
-		// the database package's pooled ones with it: each failed reading
-		// reopens or discards one, so read again a few times.
-		for try := 0; err != nil && ctx.Err() == nil && try < 3; try++ {
-			if rerr := s.ReopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
-				return nil, err
-			}
-			m, err = readCounters(ctx)
-		}
-		if err == nil && sc != nil {
-			sc.Edge(ctx)
-		}
-		return m, err
-	}
-
-	if !o.JSON {
-		how := "mode " + mode.String()
-		if isScript {
-			how = "protocol " + proto.String()
-		}
-		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
-			w.Name(), s.URL, info.Driver, info.Version, info.Transport, how, vusText(o.VUs, o.Connections), runner.ScaleText(w), o.Seed)
-		hw, ok1 := w.(runner.HomeWarehouser)
-		sc, ok2 := w.(workload.Scaler)
-		if ok1 && ok2 {
-			homes, _ := hw.HomeWarehouses(o.VUs)
-			_, n := sc.Scale()
-			if t := warehousesText(o.VUs, homes, n); t != "" {
-				fmt.Fprintln(env.Stderr, t)
-			}
-			if t := terminalsNote(w.Name(), o.VUs, n); t != "" {
-				fmt.Fprintln(env.Stderr, t)
-			}
-		}
-	}
-	live := engine.NewLive(plan)
-	ms.follow(o.job.ID(), w, s.URL, live)
-	if plan.Cost {
-		sc = runner.NewServerCost(ctx, env.Stderr, s.DB, info, live)
-		defer sc.Close()
-	}
-	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
-		o.job.SetMeter(meter.MeterName(), mt.MeterKind())
-	}
-	o.job.Sample(live)
-	var stopDisplay func()
-	switch {
-	case o.Progress > 0:
-		name, kind := "", -1
-		if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
-			name, kind = meter.MeterName(), mt.MeterKind()
-		}
-		stopDisplay = startProgressLines(env, time.Duration(o.Progress)*time.Second, live, name, kind)
-	case !o.JSON:
-		stopDisplay = startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
-	}
-	conns := plan.VUs
-	if plan.Connections > 0 {
-		conns = plan.Connections
-	}
-	undoThreads, raw := runner.ClientThreads(conns, url, env.Getenv)
-	// Pinned only when each VU has its connection: thousands of mostly
-	// idle terminals over shared connections must not hold a thread each.
-	plan.PinThreads = raw && plan.Connections == 0
-	res, runErr := engine.Run(ctx, plan, live)
-	undoThreads()
-	ms.ended(res != nil)
-	o.job.RunDone(res, plan.Mix)
-	if stopDisplay != nil {
-		stopDisplay()
-	}
-	if res == nil {
-		return runErr
-	}
-	sum := runner.Summarize(w, s, info, mode, &o.RunOptions, res)
-	sc.Fill(sum, sum.Processed)
-	sum.Thresholds = runner.EvalThresholds(thresholds, w, sum)
-	o.job.SetSummary(sum)
-	if o.JSON {
-		if err := writeJSON(env.Stdout, sum); err != nil {
-			return err
-		}
-	} else {
-		printSummary(env.Stdout, sum)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if res.Interrupted {
-		if !o.JSON {
-			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
-		}
-		return runner.Silent{Code: ExitInterrupted}
-	}
-	// A missed threshold is the verdict the user asked for: it wins
-	// over failed transactions (which a threshold can name: failed==0).
-	if err := runner.ThresholdErr(sum.Thresholds); err != nil {
-		return err
-	}
-	return failedTxErr(sum.Failed, sum.Processed)
-}
-
-// failedTxErr is exit 3 when transactions failed with errors that were not
-// retried (pgbench: "some clients failed"): the result is out already.
-func failedTxErr(failed, processed int64) error {
-	if failed == 0 {
-		return nil
-	}
-	return &runner.ExitError{Code: ExitFailedTx, Err: fmt.Errorf("%s of %s transactions failed with errors that were not retried (listed in the result)",
-		thousands(failed), thousands(failed+processed))}
+			return m, nil
+		},
+	}, &o.RunOptions, w, url)
+	return err
 }
 
 func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
@@ -528,26 +273,6 @@ func (v secondsValue) Set(s string) error {
 	return nil
 }
 
-// parseReconnect reads --reconnect: "off", or "FIRST,MAX" waits.
-func parseReconnect(s string) (engine.Reconnect, error) {
-	if s == "off" || s == "false" || s == "no" {
-		return engine.Reconnect{Off: true}, nil
-	}
-	first, last, _ := strings.Cut(s, ",")
-	var r engine.Reconnect
-	var err error
-	if r.Backoff, err = time.ParseDuration(strings.TrimSpace(first)); err != nil || r.Backoff <= 0 {
-		return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits such as 100ms,5s", s)
-	}
-	r.MaxBackoff = r.Backoff
-	if last != "" {
-		if r.MaxBackoff, err = time.ParseDuration(strings.TrimSpace(last)); err != nil || r.MaxBackoff < r.Backoff {
-			return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits with MAX at least FIRST, such as 100ms,5s", s)
-		}
-	}
-	return r, nil
-}
-
 // parseRandomSeed reads pgbench's --random-seed: a number, "time" or "rand".
 func parseRandomSeed(s string) (uint64, error) {
 	switch s {
@@ -561,18 +286,6 @@ func parseRandomSeed(s string) (uint64, error) {
 		return 0, fmt.Errorf("--random-seed %q: want a whole number, time or rand", s)
 	}
 	return n, nil
-}
-
-// scriptWorkload is the workload of users' pgbench scripts (-f), with the
-// options the CLI hands it before it attaches.
-type scriptWorkload interface {
-	workload.Workload
-	SetProtocol(workload.Protocol)
-	CheckProtocol(workload.Protocol) error
-	NeedsPipelines() bool
-	SetPerCommand(bool)
-	AddBuiltins(specs []string) error
-	SetStderr(w io.Writer)
 }
 
 // flagsSet applies what depends on which flags the user gave.
@@ -607,7 +320,7 @@ func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 		}
 		o.Seed, o.SeedSet = n, true
 	}
-	if sw, ok := w.(scriptWorkload); ok {
+	if sw, ok := w.(runner.ScriptWorkload); ok {
 		if f.Changed("builtin") {
 			specs, _ := f.GetStringArray("builtin")
 			if err := sw.AddBuiltins(specs); err != nil {
@@ -617,25 +330,6 @@ func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
 		if err := sw.Validate(); err != nil { // weights, before anything is opened
 			return usageErr("%v", err)
 		}
-	}
-	return nil
-}
-
-// pgbenchOptions checks pgbench's controls and sets the defaults that
-// depend on the workload.
-func (o *runOpts) pgbenchOptions(w workload.Workload) error {
-	if !o.RampupSet {
-		// The workload's own: pgbench has no warm-up, HammerDB ramps up.
-		meta, _ := workload.Lookup(w.Name())
-		o.Rampup = meta.Rampup
-	}
-	switch {
-	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
-		return usageErr("--rate must be a positive number of transactions per second")
-	case o.LatencyLimit < 0 || math.IsNaN(o.LatencyLimit) || math.IsInf(o.LatencyLimit, 0):
-		return usageErr("--latency-limit must be a positive number of milliseconds")
-	case o.Threads < 1:
-		return usageErr("-j/--jobs must be at least 1")
 	}
 	return nil
 }

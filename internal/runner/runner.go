@@ -3,6 +3,13 @@
 // job all produce one), the Result a job ends with, and the Outputs that
 // follow a job while it runs (the service's live stream, Prometheus).
 //
+// It also runs them: Run drives a workload from typed RunOptions and
+// returns the typed RunSummary (summarize, thresholds, the server's side
+// of the cost), JobRun records a job in the job store while it runs, and
+// Session is an opened database with its control connection. The command
+// line parses flags into options, hooks its progress display and printing
+// into RunEnv, and prints the result; runner never imports it.
+//
 // An Executor runs a Spec. The command line provides the one sledge has
 // (cli.Execute): the CLI and the service are both shells over it, and
 // `sledge jobs rerun` runs a stored Spec again through it.
