@@ -91,9 +91,7 @@ func bar(frac float64, width int) string {
 // thousands formats n with commas: 1234567 → 1,234,567 (runner.Thousands).
 func thousands(n int64) string { return runner.Thousands(n) }
 
-func seconds(d time.Duration) string {
-	return fmt.Sprintf("%.1f s", d.Seconds())
-}
+func seconds(d time.Duration) string { return runner.Seconds(d) }
 
 // startProgressLines prints one line to stderr every interval, as pgbench
 // -P does: rates over the interval just ended, from the run's live

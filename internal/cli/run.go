@@ -156,7 +156,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 	_, err := runner.Run(ctx, runner.RunEnv{
 		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job,
 		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
-			_, err := build(ctx, env, s, w, 1, defaultBuildVUs(), o.JSON)
+			_, err := runner.BuildSchema(ctx, buildEnv(env, nil), s, w, 1, defaultBuildVUs(), o.JSON)
 			return err
 		},
 		Header: func(w workload.Workload, url string, info db.Info, how string) {
