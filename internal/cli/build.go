@@ -12,9 +12,10 @@ import (
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
+// buildOpts are build's flags: the common ones and runner's BuildOptions.
 type buildOpts struct {
 	common
-	vus int
+	runner.BuildOptions
 }
 
 func newBuild(env *Env) *cobra.Command {
@@ -39,13 +40,11 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 				return err
 			}
 			o.job = job
-			return job.End(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.vus))
+			return job.End(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.VUs))
 		},
 	}
 	addCommon(cmd, &o.common, "build", 1)
-	cmd.Flags().IntVar(&o.vus, "build-vus", defaultBuildVUs(), "build virtual users loading in parallel (default: the number of CPUs)")
-	// The usage says the default in words: cobra must not add this machine's.
-	cmd.Flags().Lookup("build-vus").DefValue = "0"
+	runner.BuildFlags(cmd.Flags(), &o.BuildOptions)
 	return cmd
 }
 

@@ -353,4 +353,4 @@ func unwrapPath(err error) error {
 	return err
 }
 
-func defaultBuildVUs() int { return runtime.NumCPU() }
+func defaultBuildVUs() int { return runner.DefaultBuildVUs() }

@@ -114,9 +114,9 @@ run" does), starts no other, and prints the table of what was measured
 	fs.StringVarP(&o.vus, "vus", "c", "1,2,4,8", "comma-separated virtual user counts, each with its own connection unless --connections (pgbench -c)")
 	fs.IntVar(&o.connections, "connections", 0, "connections shared by each cell's virtual users, as in run; at most the smallest --vus; 0: one per virtual user")
 	o.rampup = 10 * time.Second
-	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up of every cell before its measured interval, not counted: 10 (seconds), 90s, 5m")
+	fs.Var(runner.SecondsFlag(&o.rampup), "rampup", "warm-up of every cell before its measured interval, not counted: 10 (seconds), 90s, 5m")
 	o.duration = time.Minute
-	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval of every cell: 30 (seconds), 90s, 5m (pgbench -T)")
+	fs.VarP(runner.SecondsFlag(&o.duration), "duration", "T", "measured interval of every cell: 30 (seconds), 90s, 5m (pgbench -T)")
 	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user in every cell instead of a timed run (pgbench -t)")
 	fs.IntVarP(&o.progress, "progress", "P", 0, "print each cell's progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
 	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
