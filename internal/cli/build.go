@@ -52,11 +52,11 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 type buildResult = runner.BuildResult
 
 func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url string, vus int) error {
-	res, err := runner.Build(ctx, buildEnv(env, c.job), w, url, c.seed, vus, c.jsonOut)
+	res, err := runner.Build(ctx, buildEnv(env, c.job), w, url, c.Seed, vus, c.JSON)
 	if err != nil {
 		return err
 	}
-	if c.jsonOut {
+	if c.JSON {
 		return json.NewEncoder(env.Stdout).Encode(res)
 	}
 	fmt.Fprintf(env.Stdout, "built %s in %s: %s, %s rows in %s (load %s, indexes and procedures %s; %s rows/s)\n",

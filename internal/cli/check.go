@@ -41,12 +41,12 @@ type checkJSON = runner.CheckJSON
 func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url string) error {
 	result, failed, err := runner.Check(ctx, runner.CheckEnv{Job: c.job,
 		Header: func(w workload.Workload, url string) {
-			if !c.jsonOut {
+			if !c.JSON {
 				fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), url, runner.ScaleText(w))
 			}
 		},
 		Checked: func(r checkJSON) {
-			if !c.jsonOut {
+			if !c.JSON {
 				line := fmt.Sprintf("  %-4s %-7s %s", r.ID, r.Status, r.Desc)
 				switch r.Status {
 				case "fail":
@@ -56,11 +56,11 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 				}
 				fmt.Fprintln(env.Stdout, line)
 			}
-		}}, w, url, c.explicit)
+		}}, w, url, c.Explicit)
 	if err != nil {
 		return err
 	}
-	if c.jsonOut {
+	if c.JSON {
 		if err := writeJSON(env.Stdout, result); err != nil {
 			return err
 		}

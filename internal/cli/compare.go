@@ -270,18 +270,18 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		if f.Changed("seed") {
 			return usageErr("give either --seed or --random-seed, not both")
 		}
-		n, err := parseRandomSeed(o.randomSeed)
+		n, err := runner.ParseRandomSeed(o.randomSeed)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		o.seed, o.seedSet = n, true
+		o.Seed, o.SeedSet = n, true
 	}
-	if !o.seedSet {
-		o.seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs
+	if !o.SeedSet {
+		o.Seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs
 	}
 	// The job records the seed the cells run with, so that its command
 	// line repeats the compare.
-	o.job.SetSeed(o.seed)
+	o.job.SetSeed(o.Seed)
 	urls, err := transportURLs(rawURL, o)
 	if err != nil {
 		return err
@@ -300,9 +300,9 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 			}
 		}
 	}
-	if !o.jsonOut {
+	if !o.JSON {
 		fmt.Fprintf(env.Stderr, "comparing %s on %s (%s %s): %d cells, %s, seed %d\n", w.Name(), db.Redact(rawURL),
-			info.Driver, info.Version, len(cells), cellLength(o), o.seed)
+			info.Driver, info.Version, len(cells), cellLength(o), o.Seed)
 	}
 	var runErr error
 	interrupted := false
@@ -329,7 +329,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 	out := compareResult(w, rawURL, o, info, done, interrupted)
 	o.job.SetSummary(out)
 	if len(done) > 0 || runErr == nil {
-		if o.jsonOut {
+		if o.JSON {
 			if err := writeJSON(env.Stdout, out); err != nil {
 				return err
 			}
@@ -340,7 +340,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 			if err := writeReport(o.html, out, cmd); err != nil {
 				return err
 			}
-			if !o.jsonOut {
+			if !o.JSON {
 				fmt.Fprintf(env.Stderr, "report written to %s\n", o.html)
 			}
 		}
@@ -349,7 +349,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		return runErr
 	}
 	if interrupted {
-		if !o.jsonOut {
+		if !o.JSON {
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the table covers the cells measured until then")
 		}
 		return runner.Silent{Code: ExitInterrupted}
@@ -508,7 +508,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 			}
 		}
 		_ = d.Close()
-		info, err := probeURL(ctx, w, t.url, modes[0], o.explicit)
+		info, err := probeURL(ctx, w, t.url, modes[0], o.Explicit)
 		if err != nil {
 			return nil, db.Info{}, fmt.Errorf("--transports %s: %w", t.transport, err)
 		}
@@ -552,8 +552,8 @@ func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.M
 // cell runs, so the run's client CPU (the process's) is the cell's.
 func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, c *cell, i, n int) error {
 	args := []string{"run", w.Name(), "--mode", c.mode.String(), "--vus", strconv.Itoa(c.vus),
-		"--seed", strconv.FormatUint(o.seed, 10), "--json"}
-	if o.explicit {
+		"--seed", strconv.FormatUint(o.Seed, 10), "--json"}
+	if o.Explicit {
 		args = append(args, "--db", c.url)
 	}
 	if o.iterations > 0 {
@@ -591,7 +591,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	start := time.Now()
 	if o.progress > 0 {
 		fmt.Fprintln(env.Stderr, what)
-	} else if !o.jsonOut {
+	} else if !o.JSON {
 		fmt.Fprintln(env.Stderr, what)
 		total := o.rampup + o.duration
 		disp = startProgress(env, 10*time.Second, func() (float64, string) {
@@ -629,7 +629,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	}
 	c.res = &res
 	c.jobID = rec.id.Load()
-	if !o.jsonOut {
+	if !o.JSON {
 		// A run prints warnings on stderr even with --json: pass them on
 		// (-P passed them on as they came).
 		if s := strings.TrimSpace(stderr.String()); s != "" && o.progress == 0 {
@@ -679,7 +679,7 @@ func (o *jobIDOutput) End(id int64, _ runner.Result) { o.id.Store(id) }
 
 func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.Info, cells []*cell, interrupted bool) *compareJSON {
 	out := &compareJSON{Cells: []cellJSON{}, Workload: w.Name(), Database: db.Redact(rawURL), Driver: info.Driver,
-		DBVersion: info.Version, Seed: o.seed, RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(),
+		DBVersion: info.Version, Seed: o.Seed, RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(),
 		Iterations: o.iterations, Connections: o.connections, Interrupted: interrupted, Settings: info.Settings, Host: jobs.ThisHost()}
 	if o.iterations > 0 {
 		out.RampupS, out.DurationS = 0, 0
@@ -819,7 +819,7 @@ func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	defer os.Remove(tmp.Name())
 	if err := report.Write(tmp, r); err != nil {
@@ -827,13 +827,13 @@ func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	return nil
 }

@@ -29,7 +29,7 @@ func newDrop(env *Env) *cobra.Command {
 			if err := d.Script(context.WithoutCancel(ctx), w.Name(), "drop"); err != nil {
 				return fmt.Errorf("drop %s: %w", w.Name(), err)
 			}
-			if o.jsonOut {
+			if o.JSON {
 				return writeJSON(env.Stdout, map[string]any{"workload": w.Name(), "dropped": true})
 			}
 			fmt.Fprintf(env.Stdout, "dropped the %s schema\n", w.Name())

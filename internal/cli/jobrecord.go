@@ -2,14 +2,9 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -54,43 +49,9 @@ func startJob(cmd *cobra.Command, env *Env, kind string, w workload.Workload, ra
 	return r, &jenv, nil
 }
 
-// specOf is the command as a spec: every option with its value (the ones
-// given and the defaults), with the database URL redacted.
+// specOf is the command as a spec (runner.SpecOf over its own flags).
 func specOf(cmd *cobra.Command, kind, wl, rawURL string) runner.Spec {
-	opts := map[string]any{}
-	var set []string
-	cmd.LocalFlags().VisitAll(func(f *pflag.Flag) {
-		if f.Name == "help" {
-			return
-		}
-		v := f.Value.String()
-		if f.Name == "db" {
-			v = db.Redact(v)
-		}
-		opts[f.Name] = typedValue(f.Value.Type(), v)
-		if f.Changed {
-			set = append(set, f.Name)
-		}
-	})
-	if set == nil {
-		set = []string{}
-	}
-	return runner.Spec{Version: runner.SpecVersion, Kind: kind, Workload: wl, DB: db.Redact(rawURL), Options: opts, Set: set}
-}
-
-// typedValue keeps numbers and booleans as JSON numbers and booleans.
-func typedValue(typ, v string) any {
-	switch {
-	case typ == "bool":
-		if b, err := strconv.ParseBool(v); err == nil {
-			return b
-		}
-	case strings.HasPrefix(typ, "int") || strings.HasPrefix(typ, "uint") || strings.HasPrefix(typ, "float"):
-		if _, err := strconv.ParseFloat(v, 64); err == nil {
-			return json.Number(v)
-		}
-	}
-	return v
+	return runner.SpecOf(cmd.LocalFlags(), kind, wl, rawURL)
 }
 
 // exitCode is the status Main gives err.

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -94,8 +92,8 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 			if err != nil {
 				return err
 			}
-			o.Seed, o.SeedSet, o.Explicit, o.JSON = o.seed, o.seedSet, o.explicit, o.jsonOut
-			if err := o.flagsSet(cmd, w); err != nil {
+			o.Seed, o.SeedSet, o.Explicit, o.JSON = o.common.Seed, o.common.SeedSet, o.common.Explicit, o.common.JSON
+			if err := o.FlagsSet(cmd.Flags(), w); err != nil {
 				return err
 			}
 			stopProfile, err := startCPUProfile(o.CPUProfile)
@@ -144,7 +142,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		Display: func(plan *engine.Plan, live *engine.Live, name string, kind int) func() {
 			switch {
 			case o.Progress > 0:
-				return startProgressLines(env, time.Duration(o.Progress)*time.Second, live, name, kind)
+				return runner.ProgressLines(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind)
 			case !o.JSON:
 				return startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 			}
@@ -208,65 +206,4 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 		return frac, fmt.Sprintf("%s %.0fs/%.0fs: %s transactions, %s TPM (client)%s",
 			phase, el.Seconds(), span.Seconds(), thousands(n), thousands(int64(rate)), errs)
 	}
-}
-
-// parseRandomSeed reads pgbench's --random-seed: a number, "time" or "rand".
-func parseRandomSeed(s string) (uint64, error) {
-	switch s {
-	case "time":
-		return uint64(time.Now().UnixNano()) >> 12, nil
-	case "rand":
-		return rand.Uint64() >> 12, nil
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("--random-seed %q: want a whole number, time or rand", s)
-	}
-	return n, nil
-}
-
-// flagsSet applies what depends on which flags the user gave.
-func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
-	f := cmd.Flags()
-	o.RampupSet = f.Changed("rampup")
-	if f.Changed("duration") && f.Changed("iterations") {
-		return usageErr("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
-	}
-	if f.Changed("max-tries") && f.Changed("max-retries") {
-		return usageErr("give either --max-tries or --max-retries, not both")
-	}
-	if f.Changed("max-tries") {
-		switch {
-		case o.MaxTries < 0:
-			return usageErr("--max-tries must not be negative")
-		case o.MaxTries == 0 && !f.Changed("duration") && o.LatencyLimit <= 0:
-			return usageErr("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
-		case o.MaxTries == 0:
-			o.MaxRetries = 1 << 30
-		default:
-			o.MaxRetries = o.MaxTries - 1
-		}
-	}
-	if f.Changed("random-seed") {
-		if f.Changed("seed") {
-			return usageErr("give either --seed or --random-seed, not both")
-		}
-		n, err := parseRandomSeed(o.RandomSeed)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		o.Seed, o.SeedSet = n, true
-	}
-	if sw, ok := w.(runner.ScriptWorkload); ok {
-		if f.Changed("builtin") {
-			specs, _ := f.GetStringArray("builtin")
-			if err := sw.AddBuiltins(specs); err != nil {
-				return usageErr("%v", err)
-			}
-		}
-		if err := sw.Validate(); err != nil { // weights, before anything is opened
-			return usageErr("%v", err)
-		}
-	}
-	return nil
 }

@@ -9,7 +9,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"fmt"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
+	"math/rand/v2"
 )
 
 // RunFlags binds run's options to fs, with their defaults: the command
@@ -96,5 +99,66 @@ func (v secondsValue) Set(s string) error {
 		return errors.New("want a duration such as 30 (seconds), 90s or 5m")
 	}
 	*v.d = d
+	return nil
+}
+
+// ParseRandomSeed reads pgbench's --random-seed: a number, "time" or "rand".
+func ParseRandomSeed(s string) (uint64, error) {
+	switch s {
+	case "time":
+		return uint64(time.Now().UnixNano()) >> 12, nil
+	case "rand":
+		return rand.Uint64() >> 12, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--random-seed %q: want a whole number, time or rand", s)
+	}
+	return n, nil
+}
+
+// FlagsSet applies what depends on which of run's flags in f the user
+// gave.
+func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
+	o.RampupSet = f.Changed("rampup")
+	if f.Changed("duration") && f.Changed("iterations") {
+		return Usagef("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
+	}
+	if f.Changed("max-tries") && f.Changed("max-retries") {
+		return Usagef("give either --max-tries or --max-retries, not both")
+	}
+	if f.Changed("max-tries") {
+		switch {
+		case o.MaxTries < 0:
+			return Usagef("--max-tries must not be negative")
+		case o.MaxTries == 0 && !f.Changed("duration") && o.LatencyLimit <= 0:
+			return Usagef("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
+		case o.MaxTries == 0:
+			o.MaxRetries = 1 << 30
+		default:
+			o.MaxRetries = o.MaxTries - 1
+		}
+	}
+	if f.Changed("random-seed") {
+		if f.Changed("seed") {
+			return Usagef("give either --seed or --random-seed, not both")
+		}
+		n, err := ParseRandomSeed(o.RandomSeed)
+		if err != nil {
+			return Usagef("%v", err)
+		}
+		o.Seed, o.SeedSet = n, true
+	}
+	if sw, ok := w.(ScriptWorkload); ok {
+		if f.Changed("builtin") {
+			specs, _ := f.GetStringArray("builtin")
+			if err := sw.AddBuiltins(specs); err != nil {
+				return Usagef("%v", err)
+			}
+		}
+		if err := sw.Validate(); err != nil { // weights, before anything is opened
+			return Usagef("%v", err)
+		}
+	}
 	return nil
 }
