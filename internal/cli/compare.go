@@ -546,45 +546,44 @@ func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.M
 	return info, nil
 }
 
-// runCell runs one cell as `sledge run … --json` in this process, through
-// the command line's own path: a normal run with its own job, whose JSON
+// runCell runs one cell as `sledge run … --json` would, in this process,
+// through runner.Execute: a normal run with its own job, whose JSON
 // carries whatever a run reports. This process does nothing else while a
 // cell runs, so the run's client CPU (the process's) is the cell's.
 func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, c *cell, i, n int) error {
-	args := []string{"run", w.Name(), "--mode", c.mode.String(), "--vus", strconv.Itoa(c.vus),
-		"--seed", strconv.FormatUint(o.Seed, 10), "--json"}
+	spec := runner.Spec{Version: runner.SpecVersion, Kind: "run", Workload: w.Name(), Options: map[string]any{
+		"mode": c.mode.String(), "vus": c.vus, "seed": strconv.FormatUint(o.Seed, 10)}}
 	if o.Explicit {
-		args = append(args, "--db", c.url)
+		spec.DB = c.url
 	}
 	if o.iterations > 0 {
-		args = append(args, "--iterations", strconv.Itoa(o.iterations))
+		spec.Options["iterations"] = o.iterations
 	} else {
-		args = append(args, "--rampup", o.rampup.String(), "--duration", o.duration.String())
+		spec.Options["rampup"], spec.Options["duration"] = o.rampup.String(), o.duration.String()
 	}
 	if o.progress > 0 {
-		args = append(args, "--progress", strconv.Itoa(o.progress))
+		spec.Options["progress"] = o.progress
 	}
 	if o.connections > 0 {
-		args = append(args, "--connections", strconv.Itoa(o.connections))
+		spec.Options["connections"] = o.connections
 	}
-	if o.job == nil {
-		args = append(args, "--no-job")
-	} else {
-		args = append(args, "--jobs-db", o.job.StorePath())
+	x := runner.Exec{Getenv: env.Getenv, NoJob: o.job == nil}
+	if o.job != nil {
+		x.JobsDB = o.job.StorePath()
 	}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if o.wlFlags[f.Name] {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
+			spec.Options[f.Name] = f.Value.String()
 		}
 	})
-	var stdout, stderr bytes.Buffer
-	cellEnv := Env{Stdout: &stdout, Stderr: &stderr, Getenv: env.Getenv}
+	var stderr bytes.Buffer
+	x.Stderr = &stderr
 	if o.progress > 0 {
 		// -P: the cell's own progress lines, as they come.
-		cellEnv.Stderr = io.MultiWriter(&stderr, env.Stderr)
+		x.Stderr = io.MultiWriter(&stderr, env.Stderr)
 	}
 	var rec jobIDOutput
-	cellEnv.Outputs = append([]runner.Output{&rec}, env.Outputs...)
+	x.Outputs = append([]runner.Output{&rec}, env.Outputs...)
 
 	what := fmt.Sprintf("cell %d/%d: %s · %s · %d VU%s", i+1, n, c.mode, c.transport, c.vus, plural(c.vus))
 	var disp *progress
@@ -604,7 +603,8 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	}
 	// The previous cell's garbage is not this one's to collect.
 	runtime.GC()
-	code := Main(ctx, args, cellEnv)
+	cellRes := runner.Execute(ctx, spec, x, nil)
+	code := cellRes.Code
 	if disp != nil {
 		disp.Stop()
 	}
@@ -618,7 +618,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 		return fmt.Errorf("%s failed: %s", what, strings.TrimPrefix(why, "sledge: "))
 	}
 	var res cellRun
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(cellRes.JSON, &res); err != nil {
 		if code == ExitInterrupted {
 			return nil // stopped before it printed anything: nothing measured
 		}

@@ -30,6 +30,9 @@ func executeMain(ctx context.Context, s runner.Spec, x runner.Exec) runner.Resul
 	if x.JobsDB != "" {
 		args = append(args, "--jobs-db", x.JobsDB)
 	}
+	if x.NoJob {
+		args = append(args, "--no-job")
+	}
 	var out, errBuf bytes.Buffer
 	stderr := io.Writer(&errBuf)
 	if x.Stderr != nil {

@@ -111,17 +111,17 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 		}
 	}
 	path := x.JobsDB
-	if path == "" {
+	if path == "" && !x.NoJob {
 		path = getenv("SLEDGE_JOBS_DB")
 	}
-	if path == "" {
+	if path == "" && !x.NoJob {
 		if path, err = DataFile(getenv, "jobs.db", "the job store", "--jobs-db PATH"); err != nil {
 			NotRecorded(stderr, kind, err)
 		}
 	}
 	var job *JobRun
 	jstderr := stderr
-	if err == nil {
+	if err == nil && !x.NoJob {
 		job, jstderr, err = StartJob(ctx, JobStart{Kind: kind, Workload: w.Name(), RawURL: url,
 			Spec: SpecOf(fs, kind, w.Name(), url), Path: path, Record: true, JobID: x.JobID, Outputs: x.Outputs,
 			Stderr: stderr, Version: Version(), IsUsage: IsUsage})

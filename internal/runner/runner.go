@@ -245,6 +245,9 @@ type Exec struct {
 	// Only passes only the options Set names (and the resolved seed and
 	// mode): a stored spec run again.
 	Only bool
+	// NoJob records nothing (--no-job): a compare's cells when the
+	// compare itself is not recorded.
+	NoJob bool
 }
 
 // Executor runs one spec to its end (or until ctx is cancelled, which
