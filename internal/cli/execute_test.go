@@ -158,6 +158,9 @@ func TestExecuteParity(t *testing.T) {
 			return `{"kind":"run","db":"` + tpcc + `","options":{"duration":"1s","iterations":3}}`
 		}},
 		{"no database", true, func(int) string { return `{"kind":"check","db":"postgres://nobody@127.0.0.1:1/x"}` }},
+		{"run without a job", false, func(int) string {
+			return `{"kind":"run","db":"` + tpcc + `","options":{"iterations":2,"seed":7}}`
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -173,7 +176,7 @@ func TestExecuteParity(t *testing.T) {
 					t.Fatal(err)
 				}
 				store := filepath.Join(t.TempDir(), "jobs.db")
-				got[i] = exec(ctx, spec, runner.Exec{JobsDB: store, Getenv: getenv})
+				got[i] = exec(ctx, spec, runner.Exec{JobsDB: store, Getenv: getenv, NoJob: c.name == "run without a job"})
 				var m map[string]any
 				if len(got[i].JSON) > 0 {
 					if err := json.Unmarshal(got[i].JSON, &m); err != nil {
