@@ -10,9 +10,11 @@
 // line parses flags into options, hooks its progress display and printing
 // into RunEnv, and prints the result; runner never imports it.
 //
-// An Executor runs a Spec. The command line provides the one sledge has
-// (cli.Execute): the CLI and the service are both shells over it, and
-// `sledge jobs rerun` runs a stored Spec again through it.
+// An Executor runs a Spec. Execute is the one sledge has for builds,
+// runs and checks, without the command line; cli.Execute wraps it and
+// hands it compare, which runs through the command line. The service is
+// a shell over cli.Execute, and `sledge jobs rerun` runs a stored Spec
+// again through the command line itself.
 package runner
 
 import (
