@@ -8,13 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
+// buildOpts are build's flags: the common ones and runner's BuildOptions.
 type buildOpts struct {
 	common
-	vus int
+	runner.BuildOptions
 }
 
 func newBuild(env *Env) *cobra.Command {
@@ -39,46 +40,23 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.vus))
+			return job.End(cmd.Context(), runBuild(cmd.Context(), jenv, &o.common, w, url, o.VUs))
 		},
 	}
 	addCommon(cmd, &o.common, "build", 1)
-	cmd.Flags().IntVar(&o.vus, "build-vus", defaultBuildVUs(), "build virtual users loading in parallel (default: the number of CPUs)")
-	// The usage says the default in words: cobra must not add this machine's.
-	cmd.Flags().Lookup("build-vus").DefValue = "0"
+	runner.BuildFlags(cmd.Flags(), &o.BuildOptions)
 	return cmd
 }
 
-type buildResult struct {
-	Workload  string  `json:"workload"`
-	Database  string  `json:"database"`
-	Scale     string  `json:"scale"`
-	Seed      uint64  `json:"seed"`
-	BuildVUs  int     `json:"build_vus"`
-	Rows      int64   `json:"rows"`
-	LoadS     float64 `json:"load_s"`
-	IndexesS  float64 `json:"indexes_s"`
-	TotalS    float64 `json:"total_s"`
-	RowsPerS  float64 `json:"rows_per_s"`
-	Completed bool    `json:"completed"`
-}
+// buildResult is runner's.
+type buildResult = runner.BuildResult
 
 func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url string, vus int) error {
-	if vus < 1 {
-		return usageErr("--build-vus must be at least 1")
-	}
-	s, err := openSession(ctx, url, w.Name(), 0, true)
+	res, err := runner.Build(ctx, buildEnv(env, c.job), w, url, c.Seed, vus, c.JSON)
 	if err != nil {
 		return err
 	}
-	defer s.Close(context.WithoutCancel(ctx))
-	c.job.setDB(ctx, s, vus)
-	res, err := build(ctx, env, s, w, c.seed, vus, c.jsonOut)
-	if err != nil {
-		return err
-	}
-	c.job.setSummary(res)
-	if c.jsonOut {
+	if c.JSON {
 		return json.NewEncoder(env.Stdout).Encode(res)
 	}
 	fmt.Fprintf(env.Stdout, "built %s in %s: %s, %s rows in %s (load %s, indexes and procedures %s; %s rows/s)\n",
@@ -87,78 +65,12 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	return nil
 }
 
-func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
-
-// build creates and loads the schema of w through session s.
-func build(ctx context.Context, env *Env, s *session, w workload.Workload, seed uint64, vus int, quiet bool) (*buildResult, error) {
-	// A complete schema has its marker table; refuse to load over it.
-	switch noSchema, err := s.attach(ctx, w); {
-	case err == nil:
-		how, note := suggest("sledge drop "+w.Name(), s.raw, true)
-		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `%s`%s", w.Name(), s.url, how, note)
-	case !noSchema:
-		return nil, fmt.Errorf("read schema: %w", err)
-	}
-	start := time.Now()
-	// Whatever an interrupted build left behind goes first.
-	if err := s.db.Script(ctx, w.Name(), "drop"); err != nil {
-		return nil, fmt.Errorf("drop leftovers: %w", err)
-	}
-	if err := s.db.Script(ctx, w.Name(), "tables"); err != nil {
-		return nil, fmt.Errorf("create tables: %w", err)
-	}
-	tables := w.Tables()
-	prog := engine.NewBuildProgress(tables)
-	if !quiet {
-		fmt.Fprintf(env.Stderr, "building %s in %s: %s, seed %d, %d build virtual users\n",
-			w.Name(), s.url, scaleText(w), seed, vus)
-	}
-	var disp *progress
-	if !quiet {
-		disp = startProgress(env, 10*time.Second, func() (float64, string) {
-			n := prog.Loaded()
-			el := time.Since(start)
-			return float64(n) / float64(max(prog.Total, 1)),
-				fmt.Sprintf("loading: %s of %s rows, %s", thousands(n), thousands(prog.Total), seconds(el))
-		})
-	}
-	// The last table marks a finished build (Attach finds the schema by
-	// it), so it is loaded only after everything else, indexes and
-	// procedures included: an interrupted build never looks complete.
-	last := len(tables) - 1
-	err := engine.Load(ctx, tables[:last], vus, s.db.Load, prog)
-	loaded := time.Now()
-	if err == nil {
-		if disp != nil {
-			disp.Stop()
-			disp = nil
-			// One total for one build: the rows so far of all the build
-			// will load, the last table's included (it comes last).
-			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating indexes and procedures, then loading %s (%s rows), which marks the build complete\n",
-				thousands(prog.Loaded()), thousands(prog.Total), seconds(loaded.Sub(start)), tables[last].Name, thousands(tables[last].Rows))
-		}
-		if err = s.db.Script(ctx, w.Name(), "indexes"); err != nil {
-			err = fmt.Errorf("create indexes: %w", err)
-		} else if err = s.db.Script(ctx, w.Name(), "procedures"); err != nil {
-			err = fmt.Errorf("create procedures: %w", err)
-		} else if err = engine.Load(ctx, tables[last:], 1, s.db.Load, prog); err != nil {
-			err = fmt.Errorf("load %s: %w", tables[last].Name, err)
-		}
-	}
-	if disp != nil {
-		disp.Stop()
-	}
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, &exitError{code: ExitInterrupted, err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build %s` again, which drops what was loaded and starts over", thousands(prog.Loaded()), w.Name())}
-		}
-		return nil, err
-	}
-	end := time.Now()
-	return &buildResult{
-		Workload: w.Name(), Database: s.url, Scale: scaleText(w), Seed: seed, BuildVUs: vus,
-		Rows: prog.Loaded(), LoadS: loaded.Sub(start).Seconds(), IndexesS: end.Sub(loaded).Seconds(),
-		TotalS: end.Sub(start).Seconds(), RowsPerS: float64(prog.Loaded()) / loaded.Sub(start).Seconds(),
-		Completed: true,
-	}, nil
+// buildEnv shows a build on the terminal: its progress bar.
+func buildEnv(env *Env, job *runner.JobRun) runner.BuildEnv {
+	return runner.BuildEnv{Stderr: env.Stderr, Job: job,
+		Progress: func(render func() (float64, string)) func() {
+			return startProgress(env, 10*time.Second, render).Stop
+		}}
 }
+
+func secs(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }

@@ -3,10 +3,10 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -28,93 +28,39 @@ func newCheck(env *Env) *cobra.Command {
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runCheck(cmd.Context(), jenv, &o.common, w, url))
+			return job.End(cmd.Context(), runCheck(cmd.Context(), jenv, &o.common, w, url))
 		},
 	}
 	addCommon(cmd, &o.common, "check", 0)
 	return cmd
 }
 
-// checkJSON is one condition's result. name, ok and detail are issue 2's
-// contract (docs/contracts.md); the rest came later, beside them.
-type checkJSON struct {
-	Name       string `json:"name"`
-	OK         bool   `json:"ok"`     // a skipped condition did not fail
-	Detail     string `json:"detail"` // the description, with the violations or the reason for a skip
-	ID         string `json:"id"`
-	Desc       string `json:"description"`
-	Status     string `json:"status"` // pass, fail, skipped
-	Violations int64  `json:"violations"`
-	Reason     string `json:"reason,omitempty"`
-	Ms         int64  `json:"ms"`
-}
+// checkJSON is runner's.
+type checkJSON = runner.CheckJSON
 
 func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url string) error {
-	// Prepared: the checks are plain statements in every mode, and a
-	// schema whose routines were dropped (block mode needs none) is still
-	// checkable.
-	s, err := openSession(ctx, url, w.Name(), workload.ModePrepared, false)
+	result, failed, err := runner.Check(ctx, runner.CheckEnv{Job: c.job,
+		Header: func(w workload.Workload, url string) {
+			if !c.JSON {
+				fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), url, runner.ScaleText(w))
+			}
+		},
+		Checked: func(r checkJSON) {
+			if !c.JSON {
+				line := fmt.Sprintf("  %-4s %-7s %s", r.ID, r.Status, r.Desc)
+				switch r.Status {
+				case "fail":
+					line += fmt.Sprintf(" (%s violations)", thousands(r.Violations))
+				case "skipped":
+					line += " (" + r.Reason + ")"
+				}
+				fmt.Fprintln(env.Stdout, line)
+			}
+		}}, w, url, c.Explicit)
 	if err != nil {
 		return err
 	}
-	defer s.Close(context.WithoutCancel(ctx))
-	c.job.setDB(ctx, s, 1)
-	if noSchema, err := s.attach(ctx, w); err != nil {
-		if noSchema {
-			return s.missingSchemaErr(ctx, w, c.explicit)
-		}
-		return fmt.Errorf("read schema: %w", err)
-	}
-	var out []checkJSON
-	failed := 0
-	if !c.jsonOut {
-		fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), s.url, scaleText(w))
-	}
-	for _, ch := range w.Checks() {
-		r := checkJSON{ID: ch.ID, Desc: ch.Desc}
-		start := time.Now()
-		if ch.Skip != nil {
-			reason, err := ch.Skip(ctx, s.ctl)
-			if err != nil {
-				return fmt.Errorf("check %s: %w", ch.ID, err)
-			}
-			r.Reason = reason
-		}
-		if r.Reason != "" {
-			r.Status = "skipped"
-		} else {
-			if err := s.ctl.QueryRow(ctx, "check."+ch.ID).Scan(&r.Violations); err != nil {
-				return fmt.Errorf("check %s: %w", ch.ID, err)
-			}
-			r.Status = "pass"
-			if r.Violations != 0 {
-				r.Status = "fail"
-				failed++
-			}
-		}
-		r.Ms = time.Since(start).Milliseconds()
-		r.Name, r.OK, r.Detail = r.ID, r.Status != "fail", r.Desc
-		switch r.Status {
-		case "fail":
-			r.Detail += fmt.Sprintf(" (%s violations)", thousands(r.Violations))
-		case "skipped":
-			r.Detail += " (skipped: " + r.Reason + ")"
-		}
-		out = append(out, r)
-		if !c.jsonOut {
-			line := fmt.Sprintf("  %-4s %-7s %s", r.ID, r.Status, r.Desc)
-			switch r.Status {
-			case "fail":
-				line += fmt.Sprintf(" (%s violations)", thousands(r.Violations))
-			case "skipped":
-				line += " (" + r.Reason + ")"
-			}
-			fmt.Fprintln(env.Stdout, line)
-		}
-	}
-	result := map[string]any{"workload": w.Name(), "database": s.url, "ok": failed == 0, "passed": failed == 0, "checks": out}
-	c.job.setSummary(result)
-	if c.jsonOut {
+	if c.JSON {
 		if err := writeJSON(env.Stdout, result); err != nil {
 			return err
 		}
@@ -124,7 +70,7 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 		fmt.Fprintf(env.Stdout, "%d condition%s failed\n", failed, plural(failed))
 	}
 	if failed > 0 {
-		return errSilent{code: ExitFailure}
+		return runner.Silent{Code: ExitFailure}
 	}
 	return nil
 }

@@ -8,34 +8,27 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/sledge-bench/sledge/internal/db"
 	_ "github.com/sledge-bench/sledge/internal/db/all" // database drivers
 	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads
 )
 
-// Exit statuses (exitCodesHelp; docs/contracts.md).
+// Exit statuses (exitCodesHelp; docs/contracts.md): runner's.
 const (
-	ExitOK      = 0
-	ExitFailure = 1 // the command ran and failed (a check failed, the database refused…)
-	ExitUsage   = 2 // bad input on the command line
-	// ExitFailedTx: a run (or a compare's cell) measured to its end, but
-	// transactions failed with errors that were not retried; the result is
-	// printed and saved all the same. pgbench exits 2 for this; 2 is bad
-	// input here.
-	ExitFailedTx    = 3
-	ExitInternal    = 70  // a bug in sledge (EX_SOFTWARE): one line, never a stack trace
-	ExitInterrupted = 130 // stopped by Ctrl-C or SIGTERM, like a shell reports SIGINT; wins over 3
+	ExitOK          = runner.ExitOK
+	ExitFailure     = runner.ExitFailure
+	ExitUsage       = runner.ExitUsage
+	ExitFailedTx    = runner.ExitFailedTx
+	ExitInternal    = runner.ExitInternal
+	ExitThreshold   = runner.ExitThreshold
+	ExitInterrupted = runner.ExitInterrupted
 )
 
 // exitCodesHelp ends every command's --help: the same table for all.
@@ -65,23 +58,7 @@ type Env struct {
 	Outputs []runner.Output
 }
 
-// exitError carries an exit status with its one-line message.
-type exitError struct {
-	code int
-	err  error
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-func usageErr(format string, a ...any) error {
-	return &exitError{code: ExitUsage, err: fmt.Errorf(format, a...)}
-}
-
-// errSilent ends a command with a status after it has printed its result.
-type errSilent struct{ code int }
-
-func (e errSilent) Error() string { return fmt.Sprintf("exit %d", e.code) }
+func usageErr(format string, a ...any) error { return runner.Usagef(format, a...) }
 
 // Main runs sledge with args and returns the process exit status.
 func Main(ctx context.Context, args []string, env Env) (code int) {
@@ -103,24 +80,20 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	if err == nil {
 		return ExitOK
 	}
-	var silent errSilent
+	var silent runner.Silent
 	if !errors.As(err, &silent) {
 		fmt.Fprintf(env.Stderr, "sledge: %s\n", oneLine(err.Error()))
 	}
 	return exitCode(ctx, err)
 }
 
-// isUsage recognises cobra's own parse errors, which are not typed.
-func isUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag",
-		"flag needs an argument", "accepts ", "requires ", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
+// isUsage recognises cobra's own parse errors, which are not typed
+// (runner.IsUsage).
+func isUsage(err error) bool { return runner.IsUsage(err) }
+
+// cleanFlagError turns pflag's strconv wording into plain words
+// (runner.CleanFlagError).
+func cleanFlagError(err error) string { return runner.CleanFlagError(err) }
 
 func oneLine(s string) string {
 	s = strings.TrimSpace(s)
@@ -131,29 +104,8 @@ func oneLine(s string) string {
 }
 
 // Version is the module version the Go toolchain stamped into the binary
-// (go install …@v1.2.3), else the VCS revision it was built from ("devel
-// 1a2b3c4d5e6f", "+modified" with uncommitted changes), else "dev". Jobs
-// record it.
-func Version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "dev"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" {
-		return v
-	}
-	rev, _, modified := vcsInfo(bi)
-	if rev == "" {
-		return "dev"
-	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if modified {
-		rev += "+modified"
-	}
-	return "devel " + rev
-}
+// (runner.Version). Jobs record it.
+func Version() string { return runner.Version() }
 
 // versionText is what --version prints: the version, the module, the
 // revision with its time and whether the tree had uncommitted changes, and
@@ -163,7 +115,7 @@ func versionText() string {
 	fmt.Fprintf(&b, "%s\n", Version())
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		fmt.Fprintf(&b, "module %s %s\n", bi.Main.Path, bi.Main.Version)
-		if rev, at, modified := vcsInfo(bi); rev != "" {
+		if rev, at, modified := runner.VCSInfo(bi); rev != "" {
 			fmt.Fprintf(&b, "revision %s", rev)
 			if at != "" {
 				fmt.Fprintf(&b, " (%s)", at)
@@ -178,22 +130,6 @@ func versionText() string {
 	}
 	fmt.Fprintf(&b, "built with %s %s/%s", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	return b.String()
-}
-
-// vcsInfo reads the revision, its time and the modified flag that the Go
-// toolchain stamps into binaries built inside a VCS checkout.
-func vcsInfo(bi *debug.BuildInfo) (rev, at string, modified bool) {
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.time":
-			at = s.Value
-		case "vcs.modified":
-			modified = s.Value == "true"
-		}
-	}
-	return rev, at, modified
 }
 
 func newRoot(ctx context.Context, env *Env) *cobra.Command {
@@ -222,164 +158,25 @@ With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
 	return root
 }
 
-// cleanFlagError turns pflag's strconv wording into plain words.
-func cleanFlagError(err error) string {
-	msg := err.Error()
-	if i := strings.Index(msg, ": strconv."); i >= 0 {
-		msg = msg[:i]
-		switch {
-		case strings.Contains(err.Error(), "ParseInt"), strings.Contains(err.Error(), "ParseUint"):
-			msg += ": want a whole number"
-		case strings.Contains(err.Error(), "ParseBool"):
-			msg += ": want true or false"
-		case strings.Contains(err.Error(), "ParseFloat"):
-			msg += ": want a number"
-		}
-	}
-	if strings.Contains(msg, "time: ") {
-		if i := strings.Index(msg, ": time: "); i >= 0 {
-			msg = msg[:i] + ": want a duration such as 90s, 5m or 1h30m"
-		}
-	}
-	return strings.ReplaceAll(msg, "invalid argument", "invalid value")
-}
-
-// common holds the options every command shares.
+// common holds the options every command shares: runner's Common, and
+// the job being recorded.
 type common struct {
-	dbURL    string
-	jsonOut  bool
-	seed     uint64
-	seedSet  bool
-	wlName   string
-	wlNew    map[string]func(seed uint64) (workload.Workload, error)
-	explicit bool    // the user named the database (flag or SLEDGE_DB)
-	job      *jobRun // the job being recorded, nil when none
+	runner.Common
+	job *runner.JobRun // the job being recorded, nil when none
 }
 
 func addCommon(cmd *cobra.Command, c *common, name string, defaultSeed uint64) {
-	fs := cmd.Flags()
-	fs.StringVar(&c.dbURL, "db", "", "database URL (default: $SLEDGE_DB, else the embedded SQLite file)")
-	fs.BoolVar(&c.jsonOut, "json", false, "print the result as one JSON object")
-	fs.Uint64Var(&c.seed, "seed", defaultSeed, "random seed")
-	c.wlNew = map[string]func(uint64) (workload.Workload, error){}
-	for _, n := range workload.Names() {
-		m, _ := workload.Lookup(n)
-		wfs := pflag.NewFlagSet(n, pflag.ContinueOnError)
-		c.wlNew[n] = m.Flags(name, wfs)
-		fs.AddFlagSet(wfs)
-	}
+	runner.CommonFlags(cmd.Flags(), &c.Common, name, defaultSeed)
 }
 
 // resolve picks the workload (first argument, default tpcc) and the URL.
 func (c *common) resolve(cmd *cobra.Command, args []string, env *Env) (workload.Workload, string, error) {
-	c.seedSet = cmd.Flags().Changed("seed")
-	// The database may be given as a positional URL, before or after the
-	// workload (issue 2's contract): `sledge run postgres://…`.
-	if len(args) > 0 {
-		var rest []string
-		for _, a := range args {
-			if !strings.Contains(a, "://") {
-				rest = append(rest, a)
-				continue
-			}
-			if c.dbURL != "" {
-				return nil, "", usageErr("two databases: --db and %s; give one", db.Redact(a))
-			}
-			c.dbURL = a
-		}
-		if len(rest) > 1 {
-			return nil, "", usageErr("one workload at a time: %s", strings.Join(rest, " "))
-		}
-		args = rest
-	}
-	c.wlName = workload.Default()
-	if len(args) > 0 {
-		c.wlName = args[0]
-	}
-	// pgbench -b without -f: the builtin is the tpcb workload.
-	if b := cmd.Flags().Lookup("builtin"); b != nil && b.Changed {
-		f := cmd.Flags().Lookup("file")
-		switch {
-		case f != nil && f.Changed:
-		case len(args) == 0:
-			c.wlName = "tpcb"
-		case args[0] != "tpcb":
-			return nil, "", usageErr("--builtin (-b) is pgbench's: it applies to tpcb and to script runs (-f), not to %s", args[0])
-		}
-	}
-	dbName := c.wlName
-	if f := cmd.Flags().Lookup("file"); f != nil && f.Changed {
-		// pgbench -f: users' scripts, usually on pgbench's tables.
-		if len(args) > 0 && args[0] != "script" {
-			return nil, "", usageErr("-f runs pgbench scripts: leave out the workload %q (mix in builtins with -b NAME)", args[0])
-		}
-		c.wlName = "script"
-		dbName = dbNameOf(c.wlName)
-	}
-	if c.wlName == "script" && cmd.Name() != "run" {
-		return nil, "", usageErr("pgbench scripts have no schema to %s: build, check or drop tpcb (pgbench's tables), or your own", cmd.Name())
-	}
-	if _, err := workload.Lookup(c.wlName); err != nil {
-		return nil, "", usageErr("%v", err)
-	}
-	w, err := c.wlNew[c.wlName](c.seed)
-	if err != nil {
-		return nil, "", usageErr("%v", err)
-	}
-	u := c.dbURL
-	if u == "" {
-		u = env.Getenv("SLEDGE_DB")
-	}
-	c.explicit = u != ""
-	if !c.explicit {
-		path, err := defaultDBPath(env, dbName)
-		if err != nil {
-			return nil, "", err
-		}
-		u = "sqlite://" + path
-	}
-	return w, u, nil
+	return c.Resolve(cmd.Flags(), cmd.Name(), args, env.Getenv)
 }
 
-// dbNameOf is the workload whose default database a workload uses:
-// pgbench's scripts run on pgbench's tables, tpcb's.
-func dbNameOf(wl string) string {
-	if wl == "script" {
-		return "tpcb"
-	}
-	return wl
-}
-
-// defaultDBPath is $XDG_DATA_HOME/sledge/<workload>.db.
-func defaultDBPath(env *Env, wl string) (string, error) {
-	return dataFile(env, wl+".db", "the default database", "--db sqlite:///path/to/file.db")
-}
-
-// dataFile is $XDG_DATA_HOME/sledge/name, falling back to ~/.local/share as
-// the XDG base directory specification says, with the directory created.
-// what and hint name the file and the option that avoids it in errors.
+// dataFile is $XDG_DATA_HOME/sledge/name (runner.DataFile).
 func dataFile(env *Env, name, what, hint string) (string, error) {
-	dir := env.Getenv("XDG_DATA_HOME")
-	if dir == "" {
-		home := env.Getenv("HOME")
-		if home == "" {
-			return "", fmt.Errorf("cannot find a place for %s: HOME is not set; use %s", what, hint)
-		}
-		dir = filepath.Join(home, ".local", "share")
-	}
-	dir = filepath.Join(dir, "sledge")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("cannot create %s for %s: %v; use %s", dir, what, unwrapPath(err), hint)
-	}
-	return filepath.Join(dir, name), nil
+	return runner.DataFile(env.Getenv, name, what, hint)
 }
 
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
-
-func defaultBuildVUs() int { return runtime.NumCPU() }
+func defaultBuildVUs() int { return runner.DefaultBuildVUs() }

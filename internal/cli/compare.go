@@ -96,7 +96,7 @@ run" does), starts no other, and prints the table of what was measured
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runCompare(cmd, jenv, o, w, u))
+			return job.End(cmd.Context(), runCompare(cmd, jenv, o, w, u))
 		},
 	}
 	addCommon(cmd, &o.common, "run", 0)
@@ -114,9 +114,9 @@ run" does), starts no other, and prints the table of what was measured
 	fs.StringVarP(&o.vus, "vus", "c", "1,2,4,8", "comma-separated virtual user counts, each with its own connection unless --connections (pgbench -c)")
 	fs.IntVar(&o.connections, "connections", 0, "connections shared by each cell's virtual users, as in run; at most the smallest --vus; 0: one per virtual user")
 	o.rampup = 10 * time.Second
-	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up of every cell before its measured interval, not counted: 10 (seconds), 90s, 5m")
+	fs.Var(runner.SecondsFlag(&o.rampup), "rampup", "warm-up of every cell before its measured interval, not counted: 10 (seconds), 90s, 5m")
 	o.duration = time.Minute
-	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval of every cell: 30 (seconds), 90s, 5m (pgbench -T)")
+	fs.VarP(runner.SecondsFlag(&o.duration), "duration", "T", "measured interval of every cell: 30 (seconds), 90s, 5m (pgbench -T)")
 	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user in every cell instead of a timed run (pgbench -t)")
 	fs.IntVarP(&o.progress, "progress", "P", 0, "print each cell's progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
 	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
@@ -270,18 +270,18 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		if f.Changed("seed") {
 			return usageErr("give either --seed or --random-seed, not both")
 		}
-		n, err := parseRandomSeed(o.randomSeed)
+		n, err := runner.ParseRandomSeed(o.randomSeed)
 		if err != nil {
 			return usageErr("%v", err)
 		}
-		o.seed, o.seedSet = n, true
+		o.Seed, o.SeedSet = n, true
 	}
-	if !o.seedSet {
-		o.seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs
+	if !o.SeedSet {
+		o.Seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs
 	}
 	// The job records the seed the cells run with, so that its command
 	// line repeats the compare.
-	o.job.setSeed(o.seed)
+	o.job.SetSeed(o.Seed)
 	urls, err := transportURLs(rawURL, o)
 	if err != nil {
 		return err
@@ -290,11 +290,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 	if err != nil {
 		return err
 	}
-	if r := o.job; r != nil {
-		r.job.DB = dbInfo(info)
-		r.job.Mode = joinModes(modes)
-		r.update()
-	}
+	o.job.SetMatrix(info, joinModes(modes))
 
 	var cells []*cell
 	for _, m := range modes {
@@ -304,9 +300,9 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 			}
 		}
 	}
-	if !o.jsonOut {
+	if !o.JSON {
 		fmt.Fprintf(env.Stderr, "comparing %s on %s (%s %s): %d cells, %s, seed %d\n", w.Name(), db.Redact(rawURL),
-			info.Driver, info.Version, len(cells), cellLength(o), o.seed)
+			info.Driver, info.Version, len(cells), cellLength(o), o.Seed)
 	}
 	var runErr error
 	interrupted := false
@@ -331,9 +327,9 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		}
 	}
 	out := compareResult(w, rawURL, o, info, done, interrupted)
-	o.job.setSummary(out)
+	o.job.SetSummary(out)
 	if len(done) > 0 || runErr == nil {
-		if o.jsonOut {
+		if o.JSON {
 			if err := writeJSON(env.Stdout, out); err != nil {
 				return err
 			}
@@ -344,7 +340,7 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 			if err := writeReport(o.html, out, cmd); err != nil {
 				return err
 			}
-			if !o.jsonOut {
+			if !o.JSON {
 				fmt.Fprintf(env.Stderr, "report written to %s\n", o.html)
 			}
 		}
@@ -353,17 +349,17 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 		return runErr
 	}
 	if interrupted {
-		if !o.jsonOut {
+		if !o.JSON {
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the table covers the cells measured until then")
 		}
-		return errSilent{code: ExitInterrupted}
+		return runner.Silent{Code: ExitInterrupted}
 	}
 	var failed, processed int64
 	for _, c := range done {
 		failed += c.res.Total.Errors
 		processed += c.res.Total.Count
 	}
-	return failedTxErr(failed, processed)
+	return runner.FailedTxErr(failed, processed)
 }
 
 func cellLength(o *compareOpts) string {
@@ -484,7 +480,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 	}
 	var first db.Info
 	for i, t := range urls {
-		d, err := openDB(ctx, t.url)
+		d, err := runner.OpenDB(ctx, t.url)
 		if err != nil {
 			return nil, db.Info{}, err
 		}
@@ -512,7 +508,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 			}
 		}
 		_ = d.Close()
-		info, err := probeURL(ctx, w, t.url, modes[0], o.explicit)
+		info, err := probeURL(ctx, w, t.url, modes[0], o.Explicit)
 		if err != nil {
 			return nil, db.Info{}, fmt.Errorf("--transports %s: %w", t.transport, err)
 		}
@@ -529,73 +525,72 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []transportUR
 // probeURL connects, reads the database's description and, for a database
 // the user named, checks that the schema is there.
 func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.Mode, explicit bool) (db.Info, error) {
-	s, err := openSession(ctx, raw, w.Name(), m, false)
+	s, err := runner.OpenSession(ctx, raw, w.Name(), m, false)
 	if err != nil {
 		return db.Info{}, err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
 	if explicit {
 		// The embedded default builds its schema in the first cell.
-		if noSchema, err := s.attach(ctx, w); err != nil {
+		if noSchema, err := s.Attach(ctx, w); err != nil {
 			if noSchema {
-				return db.Info{}, noSchemaErr(w.Name(), s.raw, true)
+				return db.Info{}, runner.NoSchemaErr(w.Name(), s.Raw, true)
 			}
 			return db.Info{}, fmt.Errorf("read schema: %w", err)
 		}
 	}
-	info, err := s.db.Info(ctx)
+	info, err := s.DB.Info(ctx)
 	if err != nil {
 		return db.Info{}, fmt.Errorf("database info: %w", err)
 	}
 	return info, nil
 }
 
-// runCell runs one cell as `sledge run … --json` in this process, through
-// the command line's own path: a normal run with its own job, whose JSON
+// runCell runs one cell as `sledge run … --json` would, in this process,
+// through runner.Execute: a normal run with its own job, whose JSON
 // carries whatever a run reports. This process does nothing else while a
 // cell runs, so the run's client CPU (the process's) is the cell's.
 func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, c *cell, i, n int) error {
-	args := []string{"run", w.Name(), "--mode", c.mode.String(), "--vus", strconv.Itoa(c.vus),
-		"--seed", strconv.FormatUint(o.seed, 10), "--json"}
-	if o.explicit {
-		args = append(args, "--db", c.url)
+	spec := runner.Spec{Version: runner.SpecVersion, Kind: "run", Workload: w.Name(), Options: map[string]any{
+		"mode": c.mode.String(), "vus": c.vus, "seed": strconv.FormatUint(o.Seed, 10)}}
+	if o.Explicit {
+		spec.DB = c.url
 	}
 	if o.iterations > 0 {
-		args = append(args, "--iterations", strconv.Itoa(o.iterations))
+		spec.Options["iterations"] = o.iterations
 	} else {
-		args = append(args, "--rampup", o.rampup.String(), "--duration", o.duration.String())
+		spec.Options["rampup"], spec.Options["duration"] = o.rampup.String(), o.duration.String()
 	}
 	if o.progress > 0 {
-		args = append(args, "--progress", strconv.Itoa(o.progress))
+		spec.Options["progress"] = o.progress
 	}
 	if o.connections > 0 {
-		args = append(args, "--connections", strconv.Itoa(o.connections))
+		spec.Options["connections"] = o.connections
 	}
-	if o.job == nil {
-		args = append(args, "--no-job")
-	} else {
-		args = append(args, "--jobs-db", o.job.store.Path())
+	x := runner.Exec{Getenv: env.Getenv, NoJob: o.job == nil}
+	if o.job != nil {
+		x.JobsDB = o.job.StorePath()
 	}
 	cmd.Flags().Visit(func(f *pflag.Flag) {
 		if o.wlFlags[f.Name] {
-			args = append(args, "--"+f.Name+"="+f.Value.String())
+			spec.Options[f.Name] = f.Value.String()
 		}
 	})
-	var stdout, stderr bytes.Buffer
-	cellEnv := Env{Stdout: &stdout, Stderr: &stderr, Getenv: env.Getenv}
+	var stderr bytes.Buffer
+	x.Stderr = &stderr
 	if o.progress > 0 {
 		// -P: the cell's own progress lines, as they come.
-		cellEnv.Stderr = io.MultiWriter(&stderr, env.Stderr)
+		x.Stderr = io.MultiWriter(&stderr, env.Stderr)
 	}
 	var rec jobIDOutput
-	cellEnv.Outputs = append([]runner.Output{&rec}, env.Outputs...)
+	x.Outputs = append([]runner.Output{&rec}, env.Outputs...)
 
 	what := fmt.Sprintf("cell %d/%d: %s · %s · %d VU%s", i+1, n, c.mode, c.transport, c.vus, plural(c.vus))
 	var disp *progress
 	start := time.Now()
 	if o.progress > 0 {
 		fmt.Fprintln(env.Stderr, what)
-	} else if !o.jsonOut {
+	} else if !o.JSON {
 		fmt.Fprintln(env.Stderr, what)
 		total := o.rampup + o.duration
 		disp = startProgress(env, 10*time.Second, func() (float64, string) {
@@ -608,7 +603,8 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	}
 	// The previous cell's garbage is not this one's to collect.
 	runtime.GC()
-	code := Main(ctx, args, cellEnv)
+	cellRes := runner.Execute(ctx, spec, x, nil)
+	code := cellRes.Code
 	if disp != nil {
 		disp.Stop()
 	}
@@ -622,7 +618,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 		return fmt.Errorf("%s failed: %s", what, strings.TrimPrefix(why, "sledge: "))
 	}
 	var res cellRun
-	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+	if err := json.Unmarshal(cellRes.JSON, &res); err != nil {
 		if code == ExitInterrupted {
 			return nil // stopped before it printed anything: nothing measured
 		}
@@ -633,7 +629,7 @@ func runCell(ctx context.Context, cmd *cobra.Command, env *Env, o *compareOpts, 
 	}
 	c.res = &res
 	c.jobID = rec.id.Load()
-	if !o.jsonOut {
+	if !o.JSON {
 		// A run prints warnings on stderr even with --json: pass them on
 		// (-P passed them on as they came).
 		if s := strings.TrimSpace(stderr.String()); s != "" && o.progress == 0 {
@@ -683,13 +679,13 @@ func (o *jobIDOutput) End(id int64, _ runner.Result) { o.id.Store(id) }
 
 func compareResult(w workload.Workload, rawURL string, o *compareOpts, info db.Info, cells []*cell, interrupted bool) *compareJSON {
 	out := &compareJSON{Cells: []cellJSON{}, Workload: w.Name(), Database: db.Redact(rawURL), Driver: info.Driver,
-		DBVersion: info.Version, Seed: o.seed, RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(),
+		DBVersion: info.Version, Seed: o.Seed, RampupS: o.rampup.Seconds(), DurationS: o.duration.Seconds(),
 		Iterations: o.iterations, Connections: o.connections, Interrupted: interrupted, Settings: info.Settings, Host: jobs.ThisHost()}
 	if o.iterations > 0 {
 		out.RampupS, out.DurationS = 0, 0
 	}
 	if o.job != nil {
-		out.JobID = o.job.job.ID
+		out.JobID = o.job.ID()
 	}
 	var base float64
 	for i, c := range cells {
@@ -823,7 +819,7 @@ func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	defer os.Remove(tmp.Name())
 	if err := report.Write(tmp, r); err != nil {
@@ -831,13 +827,13 @@ func writeReport(path string, c *compareJSON, cmd *cobra.Command) error {
 		return fmt.Errorf("write report %s: %w", path, err)
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write report %s: %v", path, unwrapPath(err))
+		return fmt.Errorf("write report %s: %v", path, runner.UnwrapPath(err))
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/runner"
 )
 
 func newDrop(env *Env) *cobra.Command {
@@ -19,7 +21,7 @@ func newDrop(env *Env) *cobra.Command {
 				return err
 			}
 			ctx := cmd.Context()
-			d, err := openDB(ctx, url)
+			d, err := runner.OpenDB(ctx, url)
 			if err != nil {
 				return err
 			}
@@ -27,7 +29,7 @@ func newDrop(env *Env) *cobra.Command {
 			if err := d.Script(context.WithoutCancel(ctx), w.Name(), "drop"); err != nil {
 				return fmt.Errorf("drop %s: %w", w.Name(), err)
 			}
-			if o.jsonOut {
+			if o.JSON {
 				return writeJSON(env.Stdout, map[string]any{"workload": w.Name(), "dropped": true})
 			}
 			fmt.Fprintf(env.Stdout, "dropped the %s schema\n", w.Name())

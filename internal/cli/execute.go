@@ -12,9 +12,16 @@ import (
 
 // Execute runs one spec in this process exactly as the command line would
 // run it with --json: the same options, checks, job record and exit
-// status. It is the runner.Executor behind `sledge serve` and `sledge
-// jobs rerun`. Cancelling ctx stops the job as Ctrl-C does.
+// status. It is the runner.Executor behind `sledge serve`: runner.Execute
+// runs builds, runs and checks without the command line; a compare, whose
+// cells the command line runs, goes through Main (executeMain).
+// Cancelling ctx stops the job as Ctrl-C does.
 func Execute(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
+	return runner.Execute(ctx, s, x, executeMain)
+}
+
+// executeMain runs one spec through Main, with --json.
+func executeMain(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
 	args, err := s.Args(x.Only)
 	if err != nil {
 		return runner.Result{Code: ExitUsage, Err: err.Error()}
@@ -22,6 +29,9 @@ func Execute(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
 	args = append(args, "--json")
 	if x.JobsDB != "" {
 		args = append(args, "--jobs-db", x.JobsDB)
+	}
+	if x.NoJob {
+		args = append(args, "--no-job")
 	}
 	var out, errBuf bytes.Buffer
 	stderr := io.Writer(&errBuf)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/jobs"
 	"github.com/sledge-bench/sledge/internal/runner"
+	"slices"
 )
 
 // ticks records what an Output is told.
@@ -118,5 +119,102 @@ func TestExecuteSpec(t *testing.T) {
 	bad, _ := runner.ParseSpec([]byte(`{"kind":"run","db":"` + url + `","options":{"vuz":2}}`))
 	if res := Execute(ctx, bad, runner.Exec{JobsDB: store}); res.Code != ExitUsage || res.Err == "" {
 		t.Errorf("unknown option: exit %d %q", res.Code, res.Err)
+	}
+}
+
+// runner.Execute runs builds, runs and checks without the command line
+// exactly as the command line runs them (executeMain, through Main): the
+// same exit status and error, the same keys in the result, and the same
+// spec in the job store.
+func TestExecuteParity(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	getenv := func(k string) string {
+		if k == "XDG_DATA_HOME" || k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	tpcc := "sqlite://" + builtDB(t)
+	cases := []struct {
+		name     string
+		recorded bool               // the job store keeps the job
+		spec     func(i int) string // i: 0 through runner.Execute, 1 through Main
+	}{
+		{"build", true, func(i int) string {
+			return `{"kind":"build","workload":"tpcb","db":"sqlite://` + filepath.Join(home, "b"+string(rune('0'+i))+".db") + `","options":{"scale":1}}`
+		}},
+		{"build over a schema", true, func(int) string { return `{"kind":"build","db":"` + tpcc + `"}` }},
+		{"check", true, func(int) string { return `{"kind":"check","db":"` + tpcc + `"}` }},
+		{"run", true, func(int) string {
+			return `{"kind":"run","workload":"tpcc","db":"` + tpcc + `","options":{"vus":2,"rampup":"0s","duration":"1s","mode":"prepared","seed":7,"progress":1,"threshold":["tpm>=1"]}}`
+		}},
+		{"run missing a threshold", true, func(int) string {
+			return `{"kind":"run","db":"` + tpcc + `","options":{"iterations":3,"seed":7,"threshold":["nopm>=1000000000"]}}`
+		}},
+		{"unknown option", false, func(int) string { return `{"kind":"run","db":"` + tpcc + `","options":{"vuz":2}}` }},
+		{"bad value", false, func(int) string { return `{"kind":"run","db":"` + tpcc + `","options":{"vus":"many"}}` }},
+		{"bad combination", false, func(int) string {
+			return `{"kind":"run","db":"` + tpcc + `","options":{"duration":"1s","iterations":3}}`
+		}},
+		{"no database", true, func(int) string { return `{"kind":"check","db":"postgres://nobody@127.0.0.1:1/x"}` }},
+		{"run without a job", false, func(int) string {
+			return `{"kind":"run","db":"` + tpcc + `","options":{"iterations":2,"seed":7}}`
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var got [2]runner.Result
+			var specs [2]map[string]any
+			var keys [2][]string
+			for i, exec := range []runner.Executor{
+				func(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
+					return runner.Execute(ctx, s, x, nil)
+				}, executeMain} {
+				spec, err := runner.ParseSpec([]byte(c.spec(i)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				store := filepath.Join(t.TempDir(), "jobs.db")
+				got[i] = exec(ctx, spec, runner.Exec{JobsDB: store, Getenv: getenv, NoJob: c.name == "run without a job"})
+				var m map[string]any
+				if len(got[i].JSON) > 0 {
+					if err := json.Unmarshal(got[i].JSON, &m); err != nil {
+						t.Fatalf("%d: %v", i, err)
+					}
+				}
+				for k := range m {
+					keys[i] = append(keys[i], k)
+				}
+				slices.Sort(keys[i])
+				st, err := jobs.Open(ctx, store)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l, _ := st.List(ctx, 0); len(l) == 1 {
+					_ = json.Unmarshal(l[0].Spec, &specs[i])
+					if specs[i]["db"] != nil && c.name == "build" {
+						delete(specs[i], "db")
+						delete(specs[i], "database")
+						delete(specs[i]["options"].(map[string]any), "db")
+					}
+				}
+				_ = st.Close()
+			}
+			if (specs[0] != nil) != c.recorded || (specs[1] != nil) != c.recorded {
+				t.Errorf("recorded: runner %v, command line %v, want %v", specs[0] != nil, specs[1] != nil, c.recorded)
+			}
+			if got[0].Code != got[1].Code || got[0].Err != got[1].Err {
+				t.Errorf("runner: exit %d %q; command line: exit %d %q", got[0].Code, got[0].Err, got[1].Code, got[1].Err)
+			}
+			if !slices.Equal(keys[0], keys[1]) {
+				t.Errorf("result keys:\nrunner:       %v\ncommand line: %v", keys[0], keys[1])
+			}
+			a, _ := json.Marshal(specs[0])
+			b, _ := json.Marshal(specs[1])
+			if string(a) != string(b) {
+				t.Errorf("stored spec:\nrunner:       %s\ncommand line: %s", a, b)
+			}
+		})
 	}
 }

@@ -935,7 +935,7 @@ driver reads (PGPASSWORD, MYSQL_PWD), or give the URL again with --db.
 			}
 			fmt.Fprintf(env.Stderr, "rerunning job %d: sledge %s\n", r.ID, strings.Join(shown, " "))
 			if code := Main(cmd.Context(), argv, *env); code != ExitOK {
-				return errSilent{code: code} // the command printed its error
+				return runner.Silent{Code: code} // the command printed its error
 			}
 			return nil
 		},

@@ -29,6 +29,8 @@ type metricsServer struct {
 	jobID  int64
 }
 
+var _ runner.MetricsServer = (*metricsServer)(nil)
+
 // startMetrics listens on addr before anything runs. A malformed address,
 // a name that does not resolve or an address that is not this machine's
 // is bad input (exit 2); the system refusing a good one (port in use, not
@@ -68,9 +70,9 @@ func startMetrics(addr string, linger time.Duration, stderr io.Writer, quiet boo
 	return m, nil
 }
 
-// follow exports the run's live counters under its job id (0 with
+// Follow exports the run's live counters under its job id (0 with
 // --no-job), with the types named as in the job store.
-func (m *metricsServer) follow(id int64, w workload.Workload, url string, live *engine.Live) {
+func (m *metricsServer) Follow(id int64, w workload.Workload, url string, live *engine.Live) {
 	if m == nil {
 		return
 	}
@@ -83,8 +85,8 @@ func (m *metricsServer) follow(id int64, w workload.Workload, url string, live *
 	m.exp.Start(runner.Job{ID: id, Kind: "run", Workload: w.Name(), DB: url, TxTypes: types, Live: live})
 }
 
-// ended marks the run's end; ran: it has a result, worth a last scrape.
-func (m *metricsServer) ended(ran bool) {
+// Ended marks the run's end; ran: it has a result, worth a last scrape.
+func (m *metricsServer) Ended(ran bool) {
 	if m == nil {
 		return
 	}
@@ -92,17 +94,9 @@ func (m *metricsServer) ended(ran bool) {
 	m.exp.End(m.jobID, runner.Result{})
 }
 
-// id is the recorded job's id, 0 when none is recorded.
-func (r *jobRun) id() int64 {
-	if r == nil {
-		return 0
-	}
-	return r.job.ID
-}
-
-// stop lingers (after a run that ended, until ctx is cancelled) and closes
+// Stop lingers (after a run that ended, until ctx is cancelled) and closes
 // the server, its connections included: nothing is left listening.
-func (m *metricsServer) stop(ctx context.Context) {
+func (m *metricsServer) Stop(ctx context.Context) {
 	if m == nil {
 		return
 	}

@@ -3,12 +3,11 @@ package cli
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
 )
 
 // progress redraws one status line on a terminal, or prints a plain line
@@ -87,111 +86,7 @@ func bar(frac float64, width int) string {
 	return fmt.Sprintf("[%s%s] %3.0f%%", strings.Repeat("#", n), strings.Repeat(".", width-n), frac*100)
 }
 
-// thousands formats n with commas: 1234567 → 1,234,567.
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	neg := strings.HasPrefix(s, "-")
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	for i, r := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(r)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
+// thousands formats n with commas: 1234567 → 1,234,567 (runner.Thousands).
+func thousands(n int64) string { return runner.Thousands(n) }
 
-func seconds(d time.Duration) string {
-	return fmt.Sprintf("%.1f s", d.Seconds())
-}
-
-// startProgressLines prints one line to stderr every interval, as pgbench
-// -P does: rates over the interval just ended, from the run's live
-// counters. meterKind is the mix type whose commits make the business
-// meter (TPC-C New-Order for NOPM), or -1. stop prints nothing more.
-func startProgressLines(env *Env, every time.Duration, live *engine.Live, meter string, meterKind int) (stop func()) {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		start := time.Now()
-		last := progressCount(live, meterKind)
-		lastAt := start
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				c := progressCount(live, meterKind)
-				fmt.Fprintln(env.Stderr, progressLine(now.Sub(start), now.Sub(lastAt), c.sub(last), meter, meterKind >= 0, live))
-				last, lastAt = c, now
-			}
-		}
-	}()
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			close(done)
-			wg.Wait()
-		})
-	}
-}
-
-// progressCounts are the live counters one progress line compares.
-type progressCounts struct {
-	completed, errors, meter, reconnects int64
-	latency                              time.Duration
-	latencySq                            int64 // Σ latency², µs²
-}
-
-func progressCount(live *engine.Live, meterKind int) progressCounts {
-	c := progressCounts{completed: live.Completed(), errors: live.Errors(), latency: live.Latency(),
-		latencySq: live.LatencySquares(), reconnects: live.Reconnects()}
-	if meterKind >= 0 {
-		c.meter = live.Kind(meterKind) - live.Rollbacks(meterKind)
-	}
-	return c
-}
-
-func (c progressCounts) sub(o progressCounts) progressCounts {
-	return progressCounts{completed: c.completed - o.completed, errors: c.errors - o.errors,
-		meter: c.meter - o.meter, latency: c.latency - o.latency, latencySq: c.latencySq - o.latencySq,
-		reconnects: c.reconnects - o.reconnects}
-}
-
-// progressLine is pgbench's -P line, "progress: 10.0 s, 1234.5 tps, lat
-// 3.210 ms stddev 1.234, 0 failed", then sledge's own figures (NOPM,
-// reconnects): elapsed since the start, then the interval's figures.
-func progressLine(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool, live *engine.Live) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps", elapsed.Seconds(), float64(d.completed)/span.Seconds())
-	if d.completed > 0 {
-		n := float64(d.completed)
-		mean := float64(d.latency.Nanoseconds()) / 1e6 / n
-		sq := float64(d.latencySq) / 1e6 / n // ms²
-		sd := math.Sqrt(math.Max(sq-mean*mean, 0))
-		fmt.Fprintf(&b, ", lat %.3f ms stddev %.3f", mean, sd)
-	} else {
-		b.WriteString(", lat - ms stddev -")
-	}
-	fmt.Fprintf(&b, ", %d failed", d.errors)
-	if hasMeter {
-		fmt.Fprintf(&b, ", %s %s", thousands(int64(float64(d.meter)/span.Minutes()+0.5)), meter)
-	}
-	if d.reconnects > 0 {
-		fmt.Fprintf(&b, ", %d reconnects", d.reconnects)
-	}
-	if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
-		fmt.Fprintf(&b, " (%s)", phase)
-	}
-	return b.String()
-}
+func seconds(d time.Duration) string { return runner.Seconds(d) }

@@ -2,56 +2,22 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/rand/v2"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
+// runOpts are run's flags: the common ones and runner's RunOptions.
 type runOpts struct {
 	common
-	vus            int
-	connections    int // --connections: sessions shared by the VUs; 0: one each
-	rampup         time.Duration
-	duration       time.Duration
-	iterations     int
-	keyingThinking bool
-	mode           string
-	maxRetries     int
-	raiseError     bool
-	progress       int         // seconds between --progress lines; 0: the progress bar
-	noCost         bool        // --no-cost: measure no cost per transaction
-	perTypeCPU     bool        // --per-type-cpu: CPU and context switches per type
-	thresholdArgs  []string    // --threshold, as given
-	thresholds     []threshold // parsed against the workload
-
-	// pgbench's controls (issue 5) and fault handling (issue 6).
-	rate         float64 // -R: transactions per second in all; 0: as fast as possible
-	latencyLimit float64 // -L, milliseconds
-	perCommand   bool    // -r
-	protocolName string  // -M: simple, extended, prepared
-	maxTries     int     // --max-tries: pgbench's name for 1 + --max-retries
-	randomSeed   string  // --random-seed: time, rand or a number (pgbench)
-	stopTimeout  time.Duration
-	txTimeout    time.Duration
-	reconnect    string
-	rampupSet    bool
-	threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
-	noVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
-	cpuProfile   string
-
-	metrics       string        // --metrics HOST:PORT: serve /metrics during the run (issue 14)
-	metricsLinger time.Duration // --metrics-linger: serve it this long after the run
+	runner.RunOptions
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -126,10 +92,11 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 			if err != nil {
 				return err
 			}
-			if err := o.flagsSet(cmd, w); err != nil {
+			o.Seed, o.SeedSet, o.Explicit, o.JSON = o.common.Seed, o.common.SeedSet, o.common.Explicit, o.common.JSON
+			if err := o.FlagsSet(cmd.Flags(), w); err != nil {
 				return err
 			}
-			stopProfile, err := startCPUProfile(o.cpuProfile)
+			stopProfile, err := startCPUProfile(o.CPUProfile)
 			if err != nil {
 				return err
 			}
@@ -139,350 +106,64 @@ A malformed address is bad input (exit 2); a port in use, exit 1.`,
 				return err
 			}
 			o.job = job
-			return job.end(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
+			return job.End(cmd.Context(), runRun(cmd.Context(), jenv, o, w, url))
 		},
 	}
 	addCommon(cmd, &o.common, "run", 0)
-	fs := cmd.Flags()
-	fs.IntVarP(&o.vus, "vus", "c", 1, "virtual users (terminals), each with its own connection unless --connections (pgbench -c)")
-	fs.IntVar(&o.connections, "connections", 0, "connections shared by the virtual users, at most --vus: each virtual user takes one only for each transaction; 0: one per virtual user")
-	o.rampup = 10 * time.Second
-	fs.Var(secondsValue{&o.rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
-	fs.Lookup("rampup").DefValue = "0" // the usage gives the per-workload defaults
-	o.duration = time.Minute
-	fs.VarP(secondsValue{&o.duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
-	fs.IntVarP(&o.iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
-	fs.BoolVar(&o.keyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
-	fs.StringVar(&o.mode, "mode", "", "procedure, client, prepared, batched, pipeline or block (default: procedure where the database has procedures)")
-	fs.IntVar(&o.maxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
-	fs.IntVar(&o.maxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
-	fs.Float64VarP(&o.rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")
-	fs.Float64VarP(&o.latencyLimit, "latency-limit", "L", 0, "count transactions slower than this many milliseconds as late; with --rate, skip those already that late (pgbench -L)")
-	fs.BoolVarP(&o.perCommand, "report-per-command", "r", false, "report the average latency and failures of every statement or script command (pgbench -r)")
-	fs.StringVarP(&o.protocolName, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
-	fs.StringVar(&o.randomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
-	fs.DurationVar(&o.stopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
-	fs.DurationVar(&o.txTimeout, "tx-timeout", 5*time.Minute, "cancel a transaction (retries included) that runs longer than this, so an iterations run cannot wait forever on a server that stopped answering; 0: no limit")
-	fs.StringVar(&o.reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
-	fs.IntVarP(&o.threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
-	fs.BoolVarP(&o.noVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
-	_ = fs.MarkHidden("jobs")
-	_ = fs.MarkHidden("no-vacuum")
-	fs.BoolVar(&o.raiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
-	fs.IntVarP(&o.progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
-	fs.BoolVar(&o.noCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
-	fs.StringArrayVar(&o.thresholdArgs, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
-	fs.StringVar(&o.metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
-	fs.DurationVar(&o.metricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
-	fs.BoolVar(&o.perTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
+	runner.RunFlags(cmd.Flags(), &o.RunOptions)
 	return cmd
 }
 
+// runRun runs the run through runner.Run, with the terminal's header,
+// progress display and summary.
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
-	var mode workload.Mode
-	if o.mode != "" {
-		m, err := workload.ParseMode(o.mode)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		mode = m
-	}
-	sw, isScript := w.(scriptWorkload)
-	var proto workload.Protocol
-	if o.protocolName != "" {
-		p, ok := workload.ParseProtocol(o.protocolName)
-		if !ok {
-			return usageErr("--protocol %q: use simple, extended or prepared", o.protocolName)
-		}
-		proto = p
-		if !isScript {
-			// pgbench's -M on a workload of named statements: the mode
-			// that travels the same way.
-			var m workload.Mode
-			switch p {
-			case workload.ProtoSimple:
-				m = workload.ModeClient
-			case workload.ProtoPrepared:
-				m = workload.ModePrepared
-			default:
-				return usageErr("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
+	_, err := runner.Run(ctx, runner.RunEnv{
+		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job,
+		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
+			_, err := runner.BuildSchema(ctx, buildEnv(env, nil), s, w, 1, defaultBuildVUs(), o.JSON)
+			return err
+		},
+		Header: func(w workload.Workload, url string, info db.Info, how string) {
+			fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
+				w.Name(), url, info.Driver, info.Version, info.Transport, how, vusText(o.VUs, o.Connections), runner.ScaleText(w), o.Seed)
+			hw, ok1 := w.(runner.HomeWarehouser)
+			sc, ok2 := w.(workload.Scaler)
+			if ok1 && ok2 {
+				homes, _ := hw.HomeWarehouses(o.VUs)
+				_, n := sc.Scale()
+				if t := warehousesText(o.VUs, homes, n); t != "" {
+					fmt.Fprintln(env.Stderr, t)
+				}
+				if t := terminalsNote(w.Name(), o.VUs, n); t != "" {
+					fmt.Fprintln(env.Stderr, t)
+				}
 			}
-			if mode != 0 && mode != m {
-				return usageErr("--protocol %s and --mode %s disagree: give one of them", p, mode)
+		},
+		Display: func(plan *engine.Plan, live *engine.Live, name string, kind int) func() {
+			switch {
+			case o.Progress > 0:
+				return runner.ProgressLines(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind)
+			case !o.JSON:
+				return startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 			}
-			mode = m
-			o.protocolName = "" // reported as the mode
-		}
-	}
-	if isScript {
-		if o.mode != "" {
-			return usageErr("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
-		}
-		if proto == 0 {
-			proto = workload.ProtoSimple // pgbench's default
-		}
-		if err := sw.CheckProtocol(proto); err != nil {
-			return usageErr("%v", err)
-		}
-		sw.SetProtocol(proto)
-		o.protocolName = proto.String()
-		sw.SetPerCommand(o.perCommand)
-		sw.SetStderr(env.Stderr)
-	}
-	if err := o.pgbenchOptions(w); err != nil {
-		return err
-	}
-	if !o.seedSet {
-		o.seed = rand.Uint64() >> 12 // short enough to type back in
-	}
-	reconnect, err := parseReconnect(o.reconnect)
-	if err != nil {
-		return usageErr("%v", err)
-	}
-	plan := &engine.Plan{
-		VUs: o.vus, Connections: o.connections, Rampup: o.rampup, Duration: o.duration, Iterations: o.iterations,
-		KeyingThinking: o.keyingThinking, MaxRetries: o.maxRetries, RaiseError: o.raiseError,
-		Seed: o.seed, Mix: w.Mix(), Cost: !o.noCost, ThreadCost: o.perTypeCPU,
-		Rate: o.rate, LatencyLimit: time.Duration(o.latencyLimit * float64(time.Millisecond)),
-		StopTimeout: o.stopTimeout, Reconnect: reconnect, PerStatement: o.perCommand && !isScript,
-		TxTimeout: o.txTimeout,
-	}
-	if o.stopTimeout == 0 {
-		return usageErr("--stop-timeout must be positive: nothing in sledge waits forever")
-	}
-	if mode != 0 {
-		if err := workload.CheckMode(w, mode); err != nil {
-			return usageErr("%v", err)
-		}
-	}
-	o.thresholds = o.thresholds[:0]
-	for _, a := range o.thresholdArgs {
-		t, err := parseThreshold(a, w)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		o.thresholds = append(o.thresholds, t)
-	}
-	if err := plan.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	if o.progress < 0 {
-		return usageErr("--progress must not be negative")
-	}
-	var ms *metricsServer // --metrics: listening before anything runs
-	switch {
-	case o.metrics != "":
-		if ms, err = startMetrics(o.metrics, o.metricsLinger, env.Stderr, o.jsonOut); err != nil {
-			return err
-		}
-		defer ms.stop(ctx) // last: after the summary is out
-	case o.metricsLinger != 0:
-		return usageErr("--metrics-linger applies to --metrics")
-	}
-	var s *session
-	if isScript {
-		s, err = openScriptSession(ctx, url, proto, sw.NeedsPipelines())
-	} else {
-		s, err = openSession(ctx, url, w.Name(), mode, !o.explicit)
-	}
-	if err != nil {
-		return err
-	}
-	defer s.Close(context.WithoutCancel(ctx))
-	mode = s.mode
-
-	if noSchema, err := s.attach(ctx, w); err != nil {
-		if !noSchema {
-			return fmt.Errorf("read schema: %w", err)
-		}
-		if isScript {
-			how, note := suggest("sledge build tpcb", s.raw, o.explicit)
-			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
-		}
-		if o.explicit {
-			return s.missingSchemaErr(ctx, w, true)
-		}
-		// The embedded default builds what it needs, and says so.
-		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.url)
-		meta, _ := workload.Lookup(w.Name())
-		fresh, err := meta.Flags("build", newFlagSet())(1)
-		if err != nil {
-			return err
-		}
-		if _, err := build(ctx, env, s, fresh, 1, defaultBuildVUs(), o.jsonOut); err != nil {
-			return err
-		}
-		if err := w.Attach(ctx, s.ctl); err != nil {
-			return fmt.Errorf("read schema: %w", err)
-		}
-	}
-	info, err := s.db.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("database info: %w", err)
-	}
-	o.job.setRun(info, mode, o.vus, o.seed, w.Mix())
-
-	var sc *serverCost // the server's side of the cost (servercost.go)
-	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
-		if isScript {
-			c, err = s.db.(db.ScriptDB).ConnectScript(ctx, proto)
-		} else {
-			c, err = s.db.Connect(ctx, w.Name(), mode)
-		}
-		if err == nil && sc != nil {
-			sc.register(ctx, c)
-		}
-		return c, err
-	}
-	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.vus, o.seed) }
-	meter, _ := w.(workload.Meter)
-	readCounters := func(ctx context.Context) (map[string]int64, error) {
-		m := map[string]int64{}
-		// The control session's own statements (schema checks, the last
-		// reading) count before this reading, not inside the interval.
-		if p, ok := s.ctl.(workload.Publisher); ok {
-			if _, _, err := p.Publish(ctx); err != nil {
+			return nil
+		},
+		Result: func(sum *runner.RunSummary) error {
+			if o.JSON {
+				return writeJSON(env.Stdout, sum)
+			}
+			printSummary(env.Stdout, sum)
+			return nil
+		},
+		Metrics: func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (runner.MetricsServer, error) {
+			m, err := startMetrics(addr, linger, stderr, quiet)
+			if err != nil {
 				return nil, err
 			}
-		}
-		if meter != nil {
-			n, err := meter.Meter(ctx, s.ctl)
-			if err != nil {
-				return nil, fmt.Errorf("%s counter: %w", meter.MeterName(), err)
-			}
-			m["meter"] = n
-		}
-		c, ok, err := s.db.Counters(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("database transaction counters: %w", err)
-		}
-		if ok {
-			m["db_commits"], m["db_rollbacks"] = c.Commits, c.Rollbacks
-		}
-		if ws, ok := s.db.(db.ServerWire); ok && plan.Cost {
-			b, ok, err := ws.ServerBytes(ctx)
-			if err != nil {
-				return nil, fmt.Errorf("database byte counters: %w", err)
-			}
-			if ok {
-				m["db_bytes_sent"], m["db_bytes_received"] = b.Sent, b.Received
-			}
-		}
-		return m, nil
-	}
-	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
-		m, err := readCounters(ctx)
-		// A server restart during the run took the control session and
-		// the database package's pooled ones with it: each failed reading
-		// reopens or discards one, so read again a few times.
-		for try := 0; err != nil && ctx.Err() == nil && try < 3; try++ {
-			if rerr := s.reopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
-				return nil, err
-			}
-			m, err = readCounters(ctx)
-		}
-		if err == nil && sc != nil {
-			sc.edge(ctx)
-		}
-		return m, err
-	}
-
-	if !o.jsonOut {
-		how := "mode " + mode.String()
-		if isScript {
-			how = "protocol " + proto.String()
-		}
-		fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
-			w.Name(), s.url, info.Driver, info.Version, info.Transport, how, vusText(o.vus, o.connections), scaleText(w), o.seed)
-		hw, ok1 := w.(homeWarehouser)
-		sc, ok2 := w.(workload.Scaler)
-		if ok1 && ok2 {
-			homes, _ := hw.HomeWarehouses(o.vus)
-			_, n := sc.Scale()
-			if t := warehousesText(o.vus, homes, n); t != "" {
-				fmt.Fprintln(env.Stderr, t)
-			}
-			if t := terminalsNote(w.Name(), o.vus, n); t != "" {
-				fmt.Fprintln(env.Stderr, t)
-			}
-		}
-	}
-	live := engine.NewLive(plan)
-	ms.follow(o.job.id(), w, s.url, live)
-	if plan.Cost {
-		sc = newServerCost(ctx, env.Stderr, s.db, info, live)
-		defer sc.close()
-	}
-	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
-		o.job.setMeter(meter.MeterName(), mt.MeterKind())
-	}
-	o.job.sample(live)
-	var stopDisplay func()
-	switch {
-	case o.progress > 0:
-		name, kind := "", -1
-		if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
-			name, kind = meter.MeterName(), mt.MeterKind()
-		}
-		stopDisplay = startProgressLines(env, time.Duration(o.progress)*time.Second, live, name, kind)
-	case !o.jsonOut:
-		stopDisplay = startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
-	}
-	conns := plan.VUs
-	if plan.Connections > 0 {
-		conns = plan.Connections
-	}
-	undoThreads, raw := clientThreads(conns, url, env.Getenv)
-	// Pinned only when each VU has its connection: thousands of mostly
-	// idle terminals over shared connections must not hold a thread each.
-	plan.PinThreads = raw && plan.Connections == 0
-	res, runErr := engine.Run(ctx, plan, live)
-	undoThreads()
-	ms.ended(res != nil)
-	o.job.runDone(res, plan.Mix)
-	if stopDisplay != nil {
-		stopDisplay()
-	}
-	if res == nil {
-		return runErr
-	}
-	sum := summarize(w, s, info, mode, o, res)
-	sc.fill(sum, sum.Processed)
-	sum.Thresholds = evalThresholds(o.thresholds, w, sum)
-	o.job.setSummary(sum)
-	if o.jsonOut {
-		if err := writeJSON(env.Stdout, sum); err != nil {
-			return err
-		}
-	} else {
-		printSummary(env.Stdout, sum)
-	}
-	if runErr != nil {
-		return runErr
-	}
-	if res.Interrupted {
-		if !o.jsonOut {
-			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
-		}
-		return errSilent{code: ExitInterrupted}
-	}
-	// A missed threshold is the verdict the user asked for: it wins
-	// over failed transactions (which a threshold can name: failed==0).
-	if err := thresholdErr(sum.Thresholds); err != nil {
-		return err
-	}
-	return failedTxErr(sum.Failed, sum.Processed)
-}
-
-// failedTxErr is exit 3 when transactions failed with errors that were not
-// retried (pgbench: "some clients failed"): the result is out already.
-func failedTxErr(failed, processed int64) error {
-	if failed == 0 {
-		return nil
-	}
-	return &exitError{code: ExitFailedTx, err: fmt.Errorf("%s of %s transactions failed with errors that were not retried (listed in the result)",
-		thousands(failed), thousands(failed+processed))}
+			return m, nil
+		},
+	}, &o.RunOptions, w, url)
+	return err
 }
 
 func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
@@ -525,200 +206,4 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 		return frac, fmt.Sprintf("%s %.0fs/%.0fs: %s transactions, %s TPM (client)%s",
 			phase, el.Seconds(), span.Seconds(), thousands(n), thousands(int64(rate)), errs)
 	}
-}
-
-// secondsValue is a duration flag that also takes a plain number of
-// seconds, as pgbench's -T does.
-type secondsValue struct{ d *time.Duration }
-
-func (v secondsValue) String() string {
-	if v.d == nil {
-		return ""
-	}
-	return v.d.String()
-}
-
-func (v secondsValue) Type() string { return "duration" }
-
-func (v secondsValue) Set(s string) error {
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		if n < 0 || n > 1e9 || math.IsNaN(n) {
-			return errors.New("want a duration such as 30 (seconds), 90s or 5m")
-		}
-		*v.d = time.Duration(n * float64(time.Second))
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil {
-		return errors.New("want a duration such as 30 (seconds), 90s or 5m")
-	}
-	*v.d = d
-	return nil
-}
-
-// parseReconnect reads --reconnect: "off", or "FIRST,MAX" waits.
-func parseReconnect(s string) (engine.Reconnect, error) {
-	if s == "off" || s == "false" || s == "no" {
-		return engine.Reconnect{Off: true}, nil
-	}
-	first, last, _ := strings.Cut(s, ",")
-	var r engine.Reconnect
-	var err error
-	if r.Backoff, err = time.ParseDuration(strings.TrimSpace(first)); err != nil || r.Backoff <= 0 {
-		return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits such as 100ms,5s", s)
-	}
-	r.MaxBackoff = r.Backoff
-	if last != "" {
-		if r.MaxBackoff, err = time.ParseDuration(strings.TrimSpace(last)); err != nil || r.MaxBackoff < r.Backoff {
-			return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits with MAX at least FIRST, such as 100ms,5s", s)
-		}
-	}
-	return r, nil
-}
-
-// parseRandomSeed reads pgbench's --random-seed: a number, "time" or "rand".
-func parseRandomSeed(s string) (uint64, error) {
-	switch s {
-	case "time":
-		return uint64(time.Now().UnixNano()) >> 12, nil
-	case "rand":
-		return rand.Uint64() >> 12, nil
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("--random-seed %q: want a whole number, time or rand", s)
-	}
-	return n, nil
-}
-
-// scriptWorkload is the workload of users' pgbench scripts (-f), with the
-// options the CLI hands it before it attaches.
-type scriptWorkload interface {
-	workload.Workload
-	SetProtocol(workload.Protocol)
-	CheckProtocol(workload.Protocol) error
-	NeedsPipelines() bool
-	SetPerCommand(bool)
-	AddBuiltins(specs []string) error
-	SetStderr(w io.Writer)
-}
-
-// flagsSet applies what depends on which flags the user gave.
-func (o *runOpts) flagsSet(cmd *cobra.Command, w workload.Workload) error {
-	f := cmd.Flags()
-	o.rampupSet = f.Changed("rampup")
-	if f.Changed("duration") && f.Changed("iterations") {
-		return usageErr("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
-	}
-	if f.Changed("max-tries") && f.Changed("max-retries") {
-		return usageErr("give either --max-tries or --max-retries, not both")
-	}
-	if f.Changed("max-tries") {
-		switch {
-		case o.maxTries < 0:
-			return usageErr("--max-tries must not be negative")
-		case o.maxTries == 0 && !f.Changed("duration") && o.latencyLimit <= 0:
-			return usageErr("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
-		case o.maxTries == 0:
-			o.maxRetries = 1 << 30
-		default:
-			o.maxRetries = o.maxTries - 1
-		}
-	}
-	if f.Changed("random-seed") {
-		if f.Changed("seed") {
-			return usageErr("give either --seed or --random-seed, not both")
-		}
-		n, err := parseRandomSeed(o.randomSeed)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		o.seed, o.seedSet = n, true
-	}
-	if sw, ok := w.(scriptWorkload); ok {
-		if f.Changed("builtin") {
-			specs, _ := f.GetStringArray("builtin")
-			if err := sw.AddBuiltins(specs); err != nil {
-				return usageErr("%v", err)
-			}
-		}
-		if err := sw.Validate(); err != nil { // weights, before anything is opened
-			return usageErr("%v", err)
-		}
-	}
-	return nil
-}
-
-// pgbenchOptions checks pgbench's controls and sets the defaults that
-// depend on the workload.
-func (o *runOpts) pgbenchOptions(w workload.Workload) error {
-	if !o.rampupSet {
-		// The workload's own: pgbench has no warm-up, HammerDB ramps up.
-		meta, _ := workload.Lookup(w.Name())
-		o.rampup = meta.Rampup
-	}
-	switch {
-	case o.rate < 0 || math.IsNaN(o.rate) || math.IsInf(o.rate, 0):
-		return usageErr("--rate must be a positive number of transactions per second")
-	case o.latencyLimit < 0 || math.IsNaN(o.latencyLimit) || math.IsInf(o.latencyLimit, 0):
-		return usageErr("--latency-limit must be a positive number of milliseconds")
-	case o.threads < 1:
-		return usageErr("-j/--jobs must be at least 1")
-	}
-	return nil
-}
-
-// openScriptSession opens a database for users' scripts, with a control
-// session in protocol p, after checking that the database can run them.
-func openScriptSession(ctx context.Context, raw string, p workload.Protocol, pipelines bool) (s *session, err error) {
-	defer removeIfRefused(raw)(&err)
-	d, err := openDB(ctx, raw)
-	if err != nil {
-		return nil, err
-	}
-	sd, ok := d.(db.ScriptDB)
-	if !ok {
-		_ = d.Close()
-		return nil, usageErr("%s does not run pgbench scripts", db.Redact(raw))
-	}
-	if err := sd.ScriptSupports(p, pipelines); err != nil {
-		_ = d.Close()
-		return nil, usageErr("%v", err)
-	}
-	c, err := sd.ConnectScript(ctx, p)
-	if err != nil {
-		_ = d.Close()
-		return nil, fmt.Errorf("connect to %s: %w", db.Redact(raw), err)
-	}
-	m := workload.ModeClient
-	if p != workload.ProtoSimple {
-		m = workload.ModePrepared
-	}
-	return &session{url: db.Redact(raw), raw: raw, db: d, ctl: c, mode: m}, nil
-}
-
-// reopenCtl replaces the control session when err says it was lost (or it
-// reports itself broken), so the counters can be read after a restart.
-func (s *session) reopenCtl(ctx context.Context, wl string, m workload.Mode, p workload.Protocol, script bool, err error) error {
-	b, ok := s.ctl.(workload.Breakable)
-	if !errors.Is(err, workload.ErrConnLost) && !(ok && b.Broken()) {
-		return err
-	}
-	if ok && !b.Broken() {
-		return nil // a pooled session failed, not this one: read again
-	}
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	_ = s.ctl.Close(cctx)
-	cancel()
-	var c workload.Conn
-	if script {
-		c, err = s.db.(db.ScriptDB).ConnectScript(ctx, p)
-	} else {
-		c, err = s.db.Connect(ctx, wl, m)
-	}
-	if err != nil {
-		return err
-	}
-	s.ctl = c
-	return nil
 }

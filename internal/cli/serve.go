@@ -144,7 +144,7 @@ func serveToken(tokenFile, store string) (token string, created bool, err error)
 		}
 		return token, false, nil
 	case tokenFile != "":
-		return "", false, usageErr("--token-file: %v", unwrapPath(err))
+		return "", false, usageErr("--token-file: %v", runner.UnwrapPath(err))
 	case !os.IsNotExist(err):
 		return "", false, fmt.Errorf("read token %s: %w", path, err)
 	}
@@ -178,10 +178,7 @@ func defaultDB(env *Env, wl string) string {
 	if u := env.Getenv("SLEDGE_DB"); u != "" {
 		return db.Redact(u)
 	}
-	if wl == "" {
-		wl = workload.Default()
-	}
-	p, err := defaultDBPath(env, dbNameOf(wl))
+	p, err := runner.DefaultDBPath(env.Getenv, wl)
 	if err != nil {
 		return ""
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -85,9 +86,9 @@ END;
 					t.Errorf("%s: only %d transactions: too few to judge", name, want)
 				}
 				// 2%, and the few statements of sledge's control session
-				// that PostgreSQL counts too (tpmSlack), which matter on a
+				// that PostgreSQL counts too (runner.TPMSlack), which matter on a
 				// slow machine's 3 s run; bench-tpm holds 2% on 8 s runs.
-				if math.Abs(float64(got-want)) > max(0.02*float64(want), tpmSlack) {
+				if math.Abs(float64(got-want)) > max(0.02*float64(want), runner.TPMSlack) {
 					t.Errorf("%s: the database counted %d transactions, sledge %d: more than 2%% apart", name, got, want)
 				}
 				if r.TPMSource != "database" || r.TPM != *r.TPMDatabase || r.TPMNote != "" {

@@ -3,9 +3,18 @@
 // job all produce one), the Result a job ends with, and the Outputs that
 // follow a job while it runs (the service's live stream, Prometheus).
 //
-// An Executor runs a Spec. The command line provides the one sledge has
-// (cli.Execute): the CLI and the service are both shells over it, and
-// `sledge jobs rerun` runs a stored Spec again through it.
+// It also runs them: Run drives a workload from typed RunOptions and
+// returns the typed RunSummary (summarize, thresholds, the server's side
+// of the cost), JobRun records a job in the job store while it runs, and
+// Session is an opened database with its control connection. The command
+// line parses flags into options, hooks its progress display and printing
+// into RunEnv, and prints the result; runner never imports it.
+//
+// An Executor runs a Spec. Execute is the one sledge has for builds,
+// runs and checks, without the command line; cli.Execute wraps it and
+// hands it compare, which runs through the command line. The service is
+// a shell over cli.Execute, and `sledge jobs rerun` runs a stored Spec
+// again through the command line itself.
 package runner
 
 import (
@@ -239,6 +248,9 @@ type Exec struct {
 	// Only passes only the options Set names (and the resolved seed and
 	// mode): a stored spec run again.
 	Only bool
+	// NoJob records nothing (--no-job): a compare's cells when the
+	// compare itself is not recorded.
+	NoJob bool
 }
 
 // Executor runs one spec to its end (or until ctx is cancelled, which

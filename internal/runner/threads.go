@@ -1,4 +1,4 @@
-package cli
+package runner
 
 import (
 	"net/url"
@@ -19,7 +19,7 @@ var threads struct {
 	users int
 }
 
-// clientThreads prepares the process for conns virtual-user connections
+// ClientThreads prepares the process for conns virtual-user connections
 // that each wait for the server on their own thread: GOMAXPROCS is raised
 // above conns, so that a thread waiting in a raw system call never holds
 // a processor another one needs, and raw waits are turned on. Measured in
@@ -29,7 +29,7 @@ var threads struct {
 // is left alone, and so is a run with more connections than maxRawConns.
 // raw reports whether it did; the virtual users should then keep their
 // threads (engine.Plan.PinThreads). The returned function undoes it.
-func clientThreads(conns int, dbURL string, getenv func(string) string) (undo func(), raw bool) {
+func ClientThreads(conns int, dbURL string, getenv func(string) string) (undo func(), raw bool) {
 	if conns > maxRawConns || getenv("GOMAXPROCS") != "" || otherIO(dbURL) {
 		return func() {}, false
 	}

@@ -1,0 +1,136 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// BuildResult is what a build did: the summary --json prints.
+type BuildResult struct {
+	Workload  string  `json:"workload"`
+	Database  string  `json:"database"`
+	Scale     string  `json:"scale"`
+	Seed      uint64  `json:"seed"`
+	BuildVUs  int     `json:"build_vus"`
+	Rows      int64   `json:"rows"`
+	LoadS     float64 `json:"load_s"`
+	IndexesS  float64 `json:"indexes_s"`
+	TotalS    float64 `json:"total_s"`
+	RowsPerS  float64 `json:"rows_per_s"`
+	Completed bool    `json:"completed"`
+}
+
+// BuildEnv is what a build works with: where it writes, the job that
+// records it, and the command line's progress display.
+type BuildEnv struct {
+	Stderr io.Writer
+	Job    *JobRun // the job being recorded, nil when none
+	// Progress shows the load while it goes on, from render's fraction
+	// done and line; it returns what stops it. Nil: nothing is shown.
+	Progress func(render func() (float64, string)) (stop func())
+}
+
+// Build opens the database at url (creating a server database that does
+// not exist yet), records it in env.Job and builds w's schema with vus
+// build virtual users; quiet (--json) prints nothing on env.Stderr.
+func Build(ctx context.Context, env BuildEnv, w workload.Workload, url string, seed uint64, vus int, quiet bool) (*BuildResult, error) {
+	if vus < 1 {
+		return nil, Usagef("--build-vus must be at least 1")
+	}
+	s, err := OpenSession(ctx, url, w.Name(), 0, true)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+	env.Job.SetDB(ctx, s, vus)
+	res, err := BuildSchema(ctx, env, s, w, seed, vus, quiet)
+	if err != nil {
+		return nil, err
+	}
+	env.Job.SetSummary(res)
+	return res, nil
+}
+
+// BuildSchema creates and loads the schema of w through session s.
+func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workload, seed uint64, vus int, quiet bool) (*BuildResult, error) {
+	// A complete schema has its marker table; refuse to load over it.
+	switch noSchema, err := s.Attach(ctx, w); {
+	case err == nil:
+		how, note := Suggest("sledge drop "+w.Name(), s.Raw, true)
+		return nil, fmt.Errorf("a %s schema already exists in %s: drop it first with `%s`%s", w.Name(), s.URL, how, note)
+	case !noSchema:
+		return nil, fmt.Errorf("read schema: %w", err)
+	}
+	start := time.Now()
+	// Whatever an interrupted build left behind goes first.
+	if err := s.DB.Script(ctx, w.Name(), "drop"); err != nil {
+		return nil, fmt.Errorf("drop leftovers: %w", err)
+	}
+	if err := s.DB.Script(ctx, w.Name(), "tables"); err != nil {
+		return nil, fmt.Errorf("create tables: %w", err)
+	}
+	tables := w.Tables()
+	prog := engine.NewBuildProgress(tables)
+	if !quiet {
+		fmt.Fprintf(env.Stderr, "building %s in %s: %s, seed %d, %d build virtual users\n",
+			w.Name(), s.URL, ScaleText(w), seed, vus)
+	}
+	var stopDisp func()
+	if !quiet && env.Progress != nil {
+		stopDisp = env.Progress(func() (float64, string) {
+			n := prog.Loaded()
+			el := time.Since(start)
+			return float64(n) / float64(max(prog.Total, 1)),
+				fmt.Sprintf("loading: %s of %s rows, %s", Thousands(n), Thousands(prog.Total), Seconds(el))
+		})
+	}
+	// The last table marks a finished build (Attach finds the schema by
+	// it), so it is loaded only after everything else, indexes and
+	// procedures included: an interrupted build never looks complete.
+	last := len(tables) - 1
+	err := engine.Load(ctx, tables[:last], vus, s.DB.Load, prog)
+	loaded := time.Now()
+	if err == nil {
+		if stopDisp != nil {
+			stopDisp()
+			stopDisp = nil
+			// One total for one build: the rows so far of all the build
+			// will load, the last table's included (it comes last).
+			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating indexes and procedures, then loading %s (%s rows), which marks the build complete\n",
+				Thousands(prog.Loaded()), Thousands(prog.Total), Seconds(loaded.Sub(start)), tables[last].Name, Thousands(tables[last].Rows))
+		}
+		if err = s.DB.Script(ctx, w.Name(), "indexes"); err != nil {
+			err = fmt.Errorf("create indexes: %w", err)
+		} else if err = s.DB.Script(ctx, w.Name(), "procedures"); err != nil {
+			err = fmt.Errorf("create procedures: %w", err)
+		} else if err = engine.Load(ctx, tables[last:], 1, s.DB.Load, prog); err != nil {
+			err = fmt.Errorf("load %s: %w", tables[last].Name, err)
+		}
+	}
+	if stopDisp != nil {
+		stopDisp()
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build %s` again, which drops what was loaded and starts over", Thousands(prog.Loaded()), w.Name())}
+		}
+		return nil, err
+	}
+	end := time.Now()
+	return &BuildResult{
+		Workload: w.Name(), Database: s.URL, Scale: ScaleText(w), Seed: seed, BuildVUs: vus,
+		Rows: prog.Loaded(), LoadS: loaded.Sub(start).Seconds(), IndexesS: end.Sub(loaded).Seconds(),
+		TotalS: end.Sub(start).Seconds(), RowsPerS: float64(prog.Loaded()) / loaded.Sub(start).Seconds(),
+		Completed: true,
+	}, nil
+}
+
+// Seconds is a duration in seconds with one decimal: "12.3 s".
+func Seconds(d time.Duration) string {
+	return fmt.Sprintf("%.1f s", d.Seconds())
+}

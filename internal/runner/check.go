@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// CheckEnv is what a check works with: the job that records it, and the
+// command line's hooks that show it as it goes.
+type CheckEnv struct {
+	Job *JobRun // the job being recorded, nil when none
+	// Header is called once the schema is attached, before the first
+	// condition; Checked after each condition.
+	Header  func(w workload.Workload, url string)
+	Checked func(r CheckJSON)
+}
+
+// CheckJSON is one condition's result. name, ok and detail are issue 2's
+// contract (docs/contracts.md); the rest came later, beside them.
+type CheckJSON struct {
+	Name       string `json:"name"`
+	OK         bool   `json:"ok"`     // a skipped condition did not fail
+	Detail     string `json:"detail"` // the description, with the violations or the reason for a skip
+	ID         string `json:"id"`
+	Desc       string `json:"description"`
+	Status     string `json:"status"` // pass, fail, skipped
+	Violations int64  `json:"violations"`
+	Reason     string `json:"reason,omitempty"`
+	Ms         int64  `json:"ms"`
+}
+
+// Check runs w's consistency conditions on the database at url, records
+// them in env.Job and returns the result --json prints (issue 2's keys)
+// and how many conditions failed. explicit: the user named the database
+// (the error for a missing schema says how to build it there).
+func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, explicit bool) (map[string]any, int, error) {
+	// Prepared: the checks are plain statements in every mode, and a
+	// schema whose routines were dropped (block mode needs none) is still
+	// checkable.
+	s, err := OpenSession(ctx, url, w.Name(), workload.ModePrepared, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+	env.Job.SetDB(ctx, s, 1)
+	if noSchema, err := s.Attach(ctx, w); err != nil {
+		if noSchema {
+			return nil, 0, s.MissingSchemaErr(ctx, w, explicit)
+		}
+		return nil, 0, fmt.Errorf("read schema: %w", err)
+	}
+	var out []CheckJSON
+	failed := 0
+	if env.Header != nil {
+		env.Header(w, s.URL)
+	}
+	for _, ch := range w.Checks() {
+		r := CheckJSON{ID: ch.ID, Desc: ch.Desc}
+		start := time.Now()
+		if ch.Skip != nil {
+			reason, err := ch.Skip(ctx, s.Ctl)
+			if err != nil {
+				return nil, 0, fmt.Errorf("check %s: %w", ch.ID, err)
+			}
+			r.Reason = reason
+		}
+		if r.Reason != "" {
+			r.Status = "skipped"
+		} else {
+			if err := s.Ctl.QueryRow(ctx, "check."+ch.ID).Scan(&r.Violations); err != nil {
+				return nil, 0, fmt.Errorf("check %s: %w", ch.ID, err)
+			}
+			r.Status = "pass"
+			if r.Violations != 0 {
+				r.Status = "fail"
+				failed++
+			}
+		}
+		r.Ms = time.Since(start).Milliseconds()
+		r.Name, r.OK, r.Detail = r.ID, r.Status != "fail", r.Desc
+		switch r.Status {
+		case "fail":
+			r.Detail += fmt.Sprintf(" (%s violations)", Thousands(r.Violations))
+		case "skipped":
+			r.Detail += " (skipped: " + r.Reason + ")"
+		}
+		out = append(out, r)
+		if env.Checked != nil {
+			env.Checked(r)
+		}
+	}
+	result := map[string]any{"workload": w.Name(), "database": s.URL, "ok": failed == 0, "passed": failed == 0, "checks": out}
+	env.Job.SetSummary(result)
+	return result, failed, nil
+}

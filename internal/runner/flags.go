@@ -1,0 +1,164 @@
+package runner
+
+import (
+	"errors"
+	"math"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"fmt"
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
+	"math/rand/v2"
+)
+
+// RunFlags binds run's options to fs, with their defaults: the command
+// line's flags (cobra adds them to `sledge run`), whose long names are a
+// spec's option names. The common ones (--db, --json, --seed, the
+// workloads' own, --jobs-db, --no-job) are the command line's.
+func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
+	fs.IntVarP(&o.VUs, "vus", "c", 1, "virtual users (terminals), each with its own connection unless --connections (pgbench -c)")
+	fs.IntVar(&o.Connections, "connections", 0, "connections shared by the virtual users, at most --vus: each virtual user takes one only for each transaction; 0: one per virtual user")
+	o.Rampup = 10 * time.Second
+	fs.Var(secondsValue{&o.Rampup}, "rampup", "warm-up before the measured interval, not counted (default 10s for tpcc, 0 for tpcb and scripts)")
+	fs.Lookup("rampup").DefValue = "0" // the usage gives the per-workload defaults
+	o.Duration = time.Minute
+	fs.VarP(secondsValue{&o.Duration}, "duration", "T", "measured interval: 30 (seconds), 90s, 5m (pgbench -T)")
+	fs.IntVarP(&o.Iterations, "iterations", "t", 0, "transactions per virtual user instead of a timed run (pgbench -t)")
+	fs.BoolVar(&o.KeyingThinking, "keying-thinking", false, "sleep TPC-C keying and think times around each transaction")
+	fs.StringVar(&o.Mode, "mode", "", "procedure, client, prepared, batched, pipeline or block (default: procedure where the database has procedures)")
+	fs.IntVar(&o.MaxRetries, "max-retries", 10, "retries of a transaction after a deadlock, serialization failure or lock timeout")
+	fs.IntVar(&o.MaxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
+	fs.Float64VarP(&o.Rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")
+	fs.Float64VarP(&o.LatencyLimit, "latency-limit", "L", 0, "count transactions slower than this many milliseconds as late; with --rate, skip those already that late (pgbench -L)")
+	fs.BoolVarP(&o.PerCommand, "report-per-command", "r", false, "report the average latency and failures of every statement or script command (pgbench -r)")
+	fs.StringVarP(&o.Protocol, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
+	fs.StringVar(&o.RandomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
+	fs.DurationVar(&o.StopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
+	fs.DurationVar(&o.TxTimeout, "tx-timeout", 5*time.Minute, "cancel a transaction (retries included) that runs longer than this, so an iterations run cannot wait forever on a server that stopped answering; 0: no limit")
+	fs.StringVar(&o.Reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
+	fs.IntVarP(&o.Threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
+	fs.BoolVarP(&o.NoVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
+	_ = fs.MarkHidden("jobs")
+	_ = fs.MarkHidden("no-vacuum")
+	fs.BoolVar(&o.RaiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
+	fs.IntVarP(&o.Progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P); 0: off")
+	fs.BoolVar(&o.NoCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
+	fs.StringArrayVar(&o.Thresholds, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
+	fs.StringVar(&o.Metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
+	fs.DurationVar(&o.MetricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
+	fs.BoolVar(&o.PerTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
+}
+
+// BuildOptions are build's options, typed (beside the common ones).
+type BuildOptions struct {
+	VUs int // --build-vus: build virtual users loading in parallel
+}
+
+// BuildFlags binds build's options to fs, as RunFlags does run's.
+func BuildFlags(fs *pflag.FlagSet, o *BuildOptions) {
+	fs.IntVar(&o.VUs, "build-vus", DefaultBuildVUs(), "build virtual users loading in parallel (default: the number of CPUs)")
+	// The usage says the default in words: cobra must not add this machine's.
+	fs.Lookup("build-vus").DefValue = "0"
+}
+
+// DefaultBuildVUs is the number of CPUs.
+func DefaultBuildVUs() int { return runtime.NumCPU() }
+
+// SecondsFlag is a duration flag that also takes a plain number of
+// seconds, as pgbench's -T does (run's and compare's --duration, --rampup).
+func SecondsFlag(d *time.Duration) pflag.Value { return secondsValue{d} }
+
+// secondsValue is a duration flag that also takes a plain number of
+// seconds, as pgbench's -T does.
+type secondsValue struct{ d *time.Duration }
+
+func (v secondsValue) String() string {
+	if v.d == nil {
+		return ""
+	}
+	return v.d.String()
+}
+
+func (v secondsValue) Type() string { return "duration" }
+
+func (v secondsValue) Set(s string) error {
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		if n < 0 || n > 1e9 || math.IsNaN(n) {
+			return errors.New("want a duration such as 30 (seconds), 90s or 5m")
+		}
+		*v.d = time.Duration(n * float64(time.Second))
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("want a duration such as 30 (seconds), 90s or 5m")
+	}
+	*v.d = d
+	return nil
+}
+
+// ParseRandomSeed reads pgbench's --random-seed: a number, "time" or "rand".
+func ParseRandomSeed(s string) (uint64, error) {
+	switch s {
+	case "time":
+		return uint64(time.Now().UnixNano()) >> 12, nil
+	case "rand":
+		return rand.Uint64() >> 12, nil
+	}
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("--random-seed %q: want a whole number, time or rand", s)
+	}
+	return n, nil
+}
+
+// FlagsSet applies what depends on which of run's flags in f the user
+// gave.
+func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
+	o.RampupSet = f.Changed("rampup")
+	if f.Changed("duration") && f.Changed("iterations") {
+		return Usagef("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
+	}
+	if f.Changed("max-tries") && f.Changed("max-retries") {
+		return Usagef("give either --max-tries or --max-retries, not both")
+	}
+	if f.Changed("max-tries") {
+		switch {
+		case o.MaxTries < 0:
+			return Usagef("--max-tries must not be negative")
+		case o.MaxTries == 0 && !f.Changed("duration") && o.LatencyLimit <= 0:
+			return Usagef("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
+		case o.MaxTries == 0:
+			o.MaxRetries = 1 << 30
+		default:
+			o.MaxRetries = o.MaxTries - 1
+		}
+	}
+	if f.Changed("random-seed") {
+		if f.Changed("seed") {
+			return Usagef("give either --seed or --random-seed, not both")
+		}
+		n, err := ParseRandomSeed(o.RandomSeed)
+		if err != nil {
+			return Usagef("%v", err)
+		}
+		o.Seed, o.SeedSet = n, true
+	}
+	if sw, ok := w.(ScriptWorkload); ok {
+		if f.Changed("builtin") {
+			specs, _ := f.GetStringArray("builtin")
+			if err := sw.AddBuiltins(specs); err != nil {
+				return Usagef("%v", err)
+			}
+		}
+		if err := sw.Validate(); err != nil { // weights, before anything is opened
+			return Usagef("%v", err)
+		}
+	}
+	return nil
+}

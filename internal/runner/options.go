@@ -1,0 +1,47 @@
+package runner
+
+import "time"
+
+// RunOptions are a run's options, typed: the command line's flags of
+// `sledge run` (their long names in the comments where they differ), and
+// what the command resolved before the run (the seed, whether the
+// database was named, --json).
+type RunOptions struct {
+	VUs            int
+	Connections    int // --connections: sessions shared by the VUs; 0: one each
+	Rampup         time.Duration
+	Duration       time.Duration
+	Iterations     int
+	KeyingThinking bool
+	Mode           string
+	MaxRetries     int
+	RaiseError     bool
+	Progress       int      // seconds between --progress lines; 0: the progress bar
+	NoCost         bool     // --no-cost: measure no cost per transaction
+	PerTypeCPU     bool     // --per-type-cpu: CPU and context switches per type
+	Thresholds     []string // --threshold, as given
+
+	// pgbench's controls (issue 5) and fault handling (issue 6).
+	Rate         float64 // -R: transactions per second in all; 0: as fast as possible
+	LatencyLimit float64 // -L, milliseconds
+	PerCommand   bool    // -r
+	Protocol     string  // -M: simple, extended, prepared
+	MaxTries     int     // --max-tries: pgbench's name for 1 + --max-retries
+	RandomSeed   string  // --random-seed: time, rand or a number (pgbench)
+	StopTimeout  time.Duration
+	TxTimeout    time.Duration
+	Reconnect    string
+	RampupSet    bool
+	Threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
+	NoVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
+	CPUProfile   string
+
+	Metrics       string        // --metrics HOST:PORT: serve /metrics during the run (issue 14)
+	MetricsLinger time.Duration // --metrics-linger: serve it this long after the run
+
+	// Resolved by the command before the run.
+	Seed     uint64
+	SeedSet  bool // --seed or --random-seed was given: Run picks none
+	Explicit bool // the user named the database (flag or SLEDGE_DB)
+	JSON     bool // --json: print nothing but the result
+}

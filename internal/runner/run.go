@@ -1,0 +1,430 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// RunEnv is what a run works with beside its options: where it writes,
+// the job that records it, and the command line's hooks that show it.
+type RunEnv struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Job            *JobRun // the job being recorded, nil when none
+	// Build builds w's schema through s: the embedded default database
+	// builds what a run needs, with one warehouse.
+	Build func(ctx context.Context, s *Session, w workload.Workload) error
+	// Header shows what is about to run (not with --json): the workload,
+	// the database and how the transactions travel ("mode prepared").
+	Header func(w workload.Workload, url string, info db.Info, how string)
+	// Display shows the run while it goes on (a progress bar, --progress
+	// lines), given the business counter (NOPM) and the type it counts
+	// (-1: none); it returns what stops it. Nil: nothing is shown.
+	Display func(p *engine.Plan, live *engine.Live, meterName string, meterKind int) (stop func())
+	// Result shows the summary as soon as it is complete: before a
+	// missed threshold or failed transactions end the run with their
+	// status, and before --metrics lingers.
+	Result func(*RunSummary) error
+	// Metrics starts serving the run's live metrics at addr (--metrics)
+	// once its options are checked, before anything is opened.
+	Metrics func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (MetricsServer, error)
+}
+
+// MetricsServer serves one run's live metrics (run --metrics).
+type MetricsServer interface {
+	// Follow exports the run's live counters under its job id (0: none).
+	Follow(id int64, w workload.Workload, url string, live *engine.Live)
+	// Ended marks the run's end; ran: it has a result, worth a last scrape.
+	Ended(ran bool)
+	// Stop lingers (after a run that ended, until ctx is cancelled) and
+	// closes the server: nothing is left listening.
+	Stop(ctx context.Context)
+}
+
+// Run runs w on the database at url with the options o (the command
+// line's `sledge run`), records it in env.Job and returns its summary,
+// nil when nothing was measured. The error carries the exit status
+// (ExitCode): a missed threshold (99), failed transactions (3), an
+// interrupted run (130, Silent) still return the summary.
+func Run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, url string) (*RunSummary, error) {
+	var sum *RunSummary
+	err := run(ctx, env, o, w, url, &sum)
+	return sum, err
+}
+
+func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, url string, out **RunSummary) error {
+	var mode workload.Mode
+	if o.Mode != "" {
+		m, err := workload.ParseMode(o.Mode)
+		if err != nil {
+			return Usagef("%v", err)
+		}
+		mode = m
+	}
+	sw, isScript := w.(ScriptWorkload)
+	var proto workload.Protocol
+	if o.Protocol != "" {
+		p, ok := workload.ParseProtocol(o.Protocol)
+		if !ok {
+			return Usagef("--protocol %q: use simple, extended or prepared", o.Protocol)
+		}
+		proto = p
+		if !isScript {
+			// pgbench's -M on a workload of named statements: the mode
+			// that travels the same way.
+			var m workload.Mode
+			switch p {
+			case workload.ProtoSimple:
+				m = workload.ModeClient
+			case workload.ProtoPrepared:
+				m = workload.ModePrepared
+			default:
+				return Usagef("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
+			}
+			if mode != 0 && mode != m {
+				return Usagef("--protocol %s and --mode %s disagree: give one of them", p, mode)
+			}
+			mode = m
+			o.Protocol = "" // reported as the mode
+		}
+	}
+	if isScript {
+		if o.Mode != "" {
+			return Usagef("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
+		}
+		if proto == 0 {
+			proto = workload.ProtoSimple // pgbench's default
+		}
+		if err := sw.CheckProtocol(proto); err != nil {
+			return Usagef("%v", err)
+		}
+		sw.SetProtocol(proto)
+		o.Protocol = proto.String()
+		sw.SetPerCommand(o.PerCommand)
+		sw.SetStderr(env.Stderr)
+	}
+	if err := o.pgbenchOptions(w); err != nil {
+		return err
+	}
+	if !o.SeedSet {
+		o.Seed = rand.Uint64() >> 12 // short enough to type back in
+	}
+	reconnect, err := parseReconnect(o.Reconnect)
+	if err != nil {
+		return Usagef("%v", err)
+	}
+	plan := &engine.Plan{
+		VUs: o.VUs, Connections: o.Connections, Rampup: o.Rampup, Duration: o.Duration, Iterations: o.Iterations,
+		KeyingThinking: o.KeyingThinking, MaxRetries: o.MaxRetries, RaiseError: o.RaiseError,
+		Seed: o.Seed, Mix: w.Mix(), Cost: !o.NoCost, ThreadCost: o.PerTypeCPU,
+		Rate: o.Rate, LatencyLimit: time.Duration(o.LatencyLimit * float64(time.Millisecond)),
+		StopTimeout: o.StopTimeout, Reconnect: reconnect, PerStatement: o.PerCommand && !isScript,
+		TxTimeout: o.TxTimeout,
+	}
+	if o.StopTimeout == 0 {
+		return Usagef("--stop-timeout must be positive: nothing in sledge waits forever")
+	}
+	if mode != 0 {
+		if err := workload.CheckMode(w, mode); err != nil {
+			return Usagef("%v", err)
+		}
+	}
+	var thresholds []Threshold // parsed against the workload
+	for _, a := range o.Thresholds {
+		t, err := ParseThreshold(a, w)
+		if err != nil {
+			return Usagef("%v", err)
+		}
+		thresholds = append(thresholds, t)
+	}
+	if err := plan.Validate(); err != nil {
+		return Usagef("%v", err)
+	}
+	if o.Progress < 0 {
+		return Usagef("--progress must not be negative")
+	}
+	var ms MetricsServer // --metrics: listening before anything runs
+	switch {
+	case o.Metrics != "" && env.Metrics != nil:
+		if ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
+			return err
+		}
+		defer ms.Stop(ctx) // last: after the summary is out
+	case o.MetricsLinger != 0:
+		return Usagef("--metrics-linger applies to --metrics")
+	}
+	var s *Session
+	if isScript {
+		s, err = OpenScriptSession(ctx, url, proto, sw.NeedsPipelines())
+	} else {
+		s, err = OpenSession(ctx, url, w.Name(), mode, !o.Explicit)
+	}
+	if err != nil {
+		return err
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+	mode = s.Mode
+
+	if noSchema, err := s.Attach(ctx, w); err != nil {
+		if !noSchema {
+			return fmt.Errorf("read schema: %w", err)
+		}
+		if isScript {
+			how, note := Suggest("sledge build tpcb", s.Raw, o.Explicit)
+			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
+		}
+		if o.Explicit {
+			return s.MissingSchemaErr(ctx, w, true)
+		}
+		// The embedded default builds what it needs, and says so.
+		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.URL)
+		meta, _ := workload.Lookup(w.Name())
+		fresh, err := meta.Flags("build", pflag.NewFlagSet("", pflag.ContinueOnError))(1)
+		if err != nil {
+			return err
+		}
+		if err := env.Build(ctx, s, fresh); err != nil {
+			return err
+		}
+		if err := w.Attach(ctx, s.Ctl); err != nil {
+			return fmt.Errorf("read schema: %w", err)
+		}
+	}
+	info, err := s.DB.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("database info: %w", err)
+	}
+	env.Job.SetRun(info, mode, o.VUs, o.Seed, w.Mix())
+
+	var sc *ServerCost // the server's side of the cost (servercost.go)
+	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
+		if isScript {
+			c, err = s.DB.(db.ScriptDB).ConnectScript(ctx, proto)
+		} else {
+			c, err = s.DB.Connect(ctx, w.Name(), mode)
+		}
+		if err == nil && sc != nil {
+			sc.Register(ctx, c)
+		}
+		return c, err
+	}
+	plan.Terminal = func(vu int) workload.Terminal { return w.NewTerminal(vu, o.VUs, o.Seed) }
+	meter, _ := w.(workload.Meter)
+	readCounters := func(ctx context.Context) (map[string]int64, error) {
+		m := map[string]int64{}
+		// The control session's own statements (schema checks, the last
+		// reading) count before this reading, not inside the interval.
+		if p, ok := s.Ctl.(workload.Publisher); ok {
+			if _, _, err := p.Publish(ctx); err != nil {
+				return nil, err
+			}
+		}
+		if meter != nil {
+			n, err := meter.Meter(ctx, s.Ctl)
+			if err != nil {
+				return nil, fmt.Errorf("%s counter: %w", meter.MeterName(), err)
+			}
+			m["meter"] = n
+		}
+		c, ok, err := s.DB.Counters(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("database transaction counters: %w", err)
+		}
+		if ok {
+			m["db_commits"], m["db_rollbacks"] = c.Commits, c.Rollbacks
+		}
+		if ws, ok := s.DB.(db.ServerWire); ok && plan.Cost {
+			b, ok, err := ws.ServerBytes(ctx)
+			if err != nil {
+				return nil, fmt.Errorf("database byte counters: %w", err)
+			}
+			if ok {
+				m["db_bytes_sent"], m["db_bytes_received"] = b.Sent, b.Received
+			}
+		}
+		return m, nil
+	}
+	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
+		m, err := readCounters(ctx)
+		// A server restart during the run took the control session and
+		// the database package's pooled ones with it: each failed reading
+		// reopens or discards one, so read again a few times.
+		for try := 0; err != nil && ctx.Err() == nil && try < 3; try++ {
+			if rerr := s.ReopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
+				return nil, err
+			}
+			m, err = readCounters(ctx)
+		}
+		if err == nil && sc != nil {
+			sc.Edge(ctx)
+		}
+		return m, err
+	}
+
+	if !o.JSON {
+		how := "mode " + mode.String()
+		if isScript {
+			how = "protocol " + proto.String()
+		}
+		if env.Header != nil {
+			env.Header(w, s.URL, info, how)
+		}
+	}
+	live := engine.NewLive(plan)
+	if ms != nil {
+		ms.Follow(env.Job.ID(), w, s.URL, live)
+	}
+	if plan.Cost {
+		sc = NewServerCost(ctx, env.Stderr, s.DB, info, live)
+		defer sc.Close()
+	}
+	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
+		env.Job.SetMeter(meter.MeterName(), mt.MeterKind())
+	}
+	env.Job.Sample(live)
+	var stopDisplay func()
+	if env.Display != nil {
+		name, kind := "", -1
+		if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
+			name, kind = meter.MeterName(), mt.MeterKind()
+		}
+		stopDisplay = env.Display(plan, live, name, kind)
+	}
+	conns := plan.VUs
+	if plan.Connections > 0 {
+		conns = plan.Connections
+	}
+	undoThreads, raw := ClientThreads(conns, url, env.Getenv)
+	// Pinned only when each VU has its connection: thousands of mostly
+	// idle terminals over shared connections must not hold a thread each.
+	plan.PinThreads = raw && plan.Connections == 0
+	res, runErr := engine.Run(ctx, plan, live)
+	undoThreads()
+	if ms != nil {
+		ms.Ended(res != nil)
+	}
+	env.Job.RunDone(res, plan.Mix)
+	if stopDisplay != nil {
+		stopDisplay()
+	}
+	if res == nil {
+		return runErr
+	}
+	sum := Summarize(w, s, info, mode, o, res)
+	*out = sum
+	sc.Fill(sum, sum.Processed)
+	sum.Thresholds = EvalThresholds(thresholds, w, sum)
+	env.Job.SetSummary(sum)
+	if env.Result != nil {
+		if err := env.Result(sum); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if res.Interrupted {
+		if !o.JSON {
+			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
+		}
+		return Silent{Code: ExitInterrupted}
+	}
+	// A missed threshold is the verdict the user asked for: it wins
+	// over failed transactions (which a threshold can name: failed==0).
+	if err := ThresholdErr(sum.Thresholds); err != nil {
+		return err
+	}
+	return FailedTxErr(sum.Failed, sum.Processed)
+}
+
+// FailedTxErr is exit 3 when transactions failed with errors that were not
+// retried (pgbench: "some clients failed"): the result is out already.
+func FailedTxErr(failed, processed int64) error {
+	if failed == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailedTx, Err: fmt.Errorf("%s of %s transactions failed with errors that were not retried (listed in the result)",
+		Thousands(failed), Thousands(failed+processed))}
+}
+
+// parseReconnect reads --reconnect: "off", or "FIRST,MAX" waits.
+func parseReconnect(s string) (engine.Reconnect, error) {
+	if s == "off" || s == "false" || s == "no" {
+		return engine.Reconnect{Off: true}, nil
+	}
+	first, last, _ := strings.Cut(s, ",")
+	var r engine.Reconnect
+	var err error
+	if r.Backoff, err = time.ParseDuration(strings.TrimSpace(first)); err != nil || r.Backoff <= 0 {
+		return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits such as 100ms,5s", s)
+	}
+	r.MaxBackoff = r.Backoff
+	if last != "" {
+		if r.MaxBackoff, err = time.ParseDuration(strings.TrimSpace(last)); err != nil || r.MaxBackoff < r.Backoff {
+			return r, fmt.Errorf("--reconnect %q: want off, or FIRST,MAX waits with MAX at least FIRST, such as 100ms,5s", s)
+		}
+	}
+	return r, nil
+}
+
+// ScriptWorkload is the workload of users' pgbench scripts (-f), with the
+// options the CLI hands it before it attaches.
+type ScriptWorkload interface {
+	workload.Workload
+	SetProtocol(workload.Protocol)
+	CheckProtocol(workload.Protocol) error
+	NeedsPipelines() bool
+	SetPerCommand(bool)
+	AddBuiltins(specs []string) error
+	SetStderr(w io.Writer)
+}
+
+// pgbenchOptions checks pgbench's controls and sets the defaults that
+// depend on the workload.
+func (o *RunOptions) pgbenchOptions(w workload.Workload) error {
+	if !o.RampupSet {
+		// The workload's own: pgbench has no warm-up, HammerDB ramps up.
+		meta, _ := workload.Lookup(w.Name())
+		o.Rampup = meta.Rampup
+	}
+	switch {
+	case o.Rate < 0 || math.IsNaN(o.Rate) || math.IsInf(o.Rate, 0):
+		return Usagef("--rate must be a positive number of transactions per second")
+	case o.LatencyLimit < 0 || math.IsNaN(o.LatencyLimit) || math.IsInf(o.LatencyLimit, 0):
+		return Usagef("--latency-limit must be a positive number of milliseconds")
+	case o.Threads < 1:
+		return Usagef("-j/--jobs must be at least 1")
+	}
+	return nil
+}
+
+// Thousands formats n with commas: 1234567 → 1,234,567.
+func Thousands(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	if neg {
+		s = s[1:]
+	}
+	var b strings.Builder
+	for i, r := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,51 @@
+package runner
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/db"
+)
+
+// SpecOf is the command as a spec: every option in fs (the command's
+// own flags) with its value (the ones given and the defaults), with the
+// database URL redacted.
+func SpecOf(fs *pflag.FlagSet, kind, wl, rawURL string) Spec {
+	opts := map[string]any{}
+	var set []string
+	fs.VisitAll(func(f *pflag.Flag) {
+		if f.Name == "help" {
+			return
+		}
+		v := f.Value.String()
+		if f.Name == "db" {
+			v = db.Redact(v)
+		}
+		opts[f.Name] = typedValue(f.Value.Type(), v)
+		if f.Changed {
+			set = append(set, f.Name)
+		}
+	})
+	if set == nil {
+		set = []string{}
+	}
+	return Spec{Version: SpecVersion, Kind: kind, Workload: wl, DB: db.Redact(rawURL), Options: opts, Set: set}
+}
+
+// typedValue keeps numbers and booleans as JSON numbers and booleans.
+func typedValue(typ, v string) any {
+	switch {
+	case typ == "bool":
+		if b, err := strconv.ParseBool(v); err == nil {
+			return b
+		}
+	case strings.HasPrefix(typ, "int") || strings.HasPrefix(typ, "uint") || strings.HasPrefix(typ, "float"):
+		if _, err := strconv.ParseFloat(v, 64); err == nil {
+			return json.Number(v)
+		}
+	}
+	return v
+}
