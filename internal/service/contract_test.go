@@ -337,3 +337,46 @@ func TestServeRunPostgres(t *testing.T) {
 		t.Error("the job shows the server's password")
 	}
 }
+
+// A compare job's stream carries its cells' ticks, each marked with the
+// cell's job id, then done with the compare's result.
+func TestServeCompareStream(t *testing.T) {
+	s := startService(t, "")
+	u := sqliteDB(t)
+	id := submit(t, s.url, testToken, map[string]any{"kind": "compare", "db": u,
+		"options": map[string]any{"modes": "client,prepared", "vus": "1", "duration": "2s", "rampup": "0s"}})
+	evs := readEvents(t, s.url, testToken, id, 60*time.Second)
+	cells := map[float64]bool{}
+	for _, e := range evs {
+		if e.event != "tick" {
+			continue
+		}
+		var tk map[string]any
+		if err := json.Unmarshal([]byte(e.data), &tk); err != nil {
+			t.Fatalf("tick: %v: %s", err, e.data)
+		}
+		c, ok := tk["cell"].(float64)
+		if !ok || c == float64(id) || tk["nopm"] == nil {
+			t.Errorf("a compare tick without its cell or NOPM: %s", e.data)
+			continue
+		}
+		cells[c] = true
+	}
+	if len(cells) != 2 {
+		t.Errorf("ticks from %d cells, want 2 (client, prepared): %v", len(cells), evs)
+	}
+	var done struct {
+		Cells []struct {
+			Mode  string `json:"mode"`
+			JobID int64  `json:"job_id"`
+		} `json:"cells"`
+	}
+	if last := evs[len(evs)-1]; json.Unmarshal([]byte(last.data), &done) != nil || len(done.Cells) != 2 {
+		t.Fatalf("done is not the compare's result: %s", last.data)
+	}
+	for _, c := range done.Cells {
+		if !cells[float64(c.JobID)] {
+			t.Errorf("cell %s (job %d) sent no tick on the compare's stream", c.Mode, c.JobID)
+		}
+	}
+}

@@ -27,6 +27,9 @@ type tickJSON struct {
 	Measured  int64    `json:"measured"`
 	Errors    int64    `json:"errors"`
 	ByType    []int64  `json:"by_type"`
+	// Cell is the job id of the compare cell the tick comes from, on a
+	// compare job's stream (its cells are runs with ids of their own).
+	Cell int64 `json:"cell,omitempty"`
 }
 
 // hub is the runner.Output of the service's jobs: it fans each tick out
@@ -48,9 +51,13 @@ func (h *hub) Start(j runner.Job) {
 	h.mu.Unlock()
 }
 
-func (h *hub) Tick(id int64, t runner.Tick) {
+func (h *hub) Tick(id int64, t runner.Tick) { h.tick(id, 0, t) }
+
+// tick sends t to the streams of job id; cell, when not 0, is the compare
+// cell it comes from.
+func (h *hub) tick(id, cell int64, t runner.Tick) {
 	msg := tickJSON{T: t.T, TPM: t.TPM, Phase: t.Phase, Completed: t.Completed, Measured: t.Measured,
-		Errors: t.Errors, ByType: t.ByType}
+		Errors: t.Errors, ByType: t.ByType, Cell: cell}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if k, ok := h.meter[id]; ok && k >= 0 {
@@ -66,6 +73,30 @@ func (h *hub) Tick(id int64, t runner.Tick) {
 }
 
 func (h *hub) End(int64, runner.Result) {} // the service learns the end from the executor
+
+// cellsOf forwards the ticks of a compare's cells to the compare's own
+// stream, each marked with its cell, so that following a compare shows
+// its cells one after another.
+type cellsOf struct {
+	h      *hub
+	parent int64
+}
+
+func (c cellsOf) Start(j runner.Job) {
+	if j.ID != c.parent {
+		c.h.mu.Lock()
+		c.h.meter[c.parent] = j.MeterKind
+		c.h.mu.Unlock()
+	}
+}
+
+func (c cellsOf) Tick(id int64, t runner.Tick) {
+	if id != c.parent {
+		c.h.tick(c.parent, id, t)
+	}
+}
+
+func (c cellsOf) End(int64, runner.Result) {}
 
 func (h *hub) subscribe(id int64) (<-chan tickJSON, func()) {
 	ch := make(chan tickJSON, 8)

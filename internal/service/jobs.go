@@ -206,6 +206,9 @@ func (s *Service) run(ctx context.Context, a *active, spec runner.Spec) {
 	defer s.wg.Done()
 	defer a.cancel()
 	outs := append([]runner.Output{s.hub}, s.cfg.Outputs...)
+	if spec.Kind == "compare" {
+		outs = append(outs, cellsOf{h: s.hub, parent: a.id})
+	}
 	res := s.cfg.Execute(ctx, spec, runner.Exec{JobsDB: s.cfg.JobsDB, JobID: a.id, Outputs: outs, Getenv: s.cfg.Getenv})
 	bg := context.Background()
 	a.mu.Lock()
