@@ -12,15 +12,15 @@ import (
 
 // Execute runs one spec in this process exactly as the command line would
 // run it with --json: the same options, checks, job record and exit
-// status. It is the runner.Executor behind `sledge serve`: runner.Execute
-// runs builds, runs and checks without the command line; a compare, whose
-// cells the command line runs, goes through Main (executeMain).
+// status. It is the runner.Executor behind `sledge serve`: runner.Execute,
+// which runs builds, runs, checks and compares without the command line.
 // Cancelling ctx stops the job as Ctrl-C does.
 func Execute(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
-	return runner.Execute(ctx, s, x, executeMain)
+	return runner.Execute(ctx, s, x)
 }
 
-// executeMain runs one spec through Main, with --json.
+// executeMain runs one spec through Main, with --json: what Execute must
+// do the same as (TestExecuteParity).
 func executeMain(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
 	args, err := s.Args(x.Only)
 	if err != nil {

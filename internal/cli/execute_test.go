@@ -158,6 +158,15 @@ func TestExecuteParity(t *testing.T) {
 			return `{"kind":"run","db":"` + tpcc + `","options":{"duration":"1s","iterations":3}}`
 		}},
 		{"no database", true, func(int) string { return `{"kind":"check","db":"postgres://nobody@127.0.0.1:1/x"}` }},
+		{"compare", true, func(int) string {
+			return `{"kind":"compare","db":"` + tpcc + `","options":{"modes":"client,prepared","vus":"1,2","iterations":3,"seed":7,"progress":1}}`
+		}},
+		{"compare, a bad matrix", false, func(int) string {
+			return `{"kind":"compare","db":"` + tpcc + `","options":{"modes":"procedure","vus":"1","iterations":3}}`
+		}},
+		{"compare with a report", true, func(int) string {
+			return `{"kind":"compare","db":"` + tpcc + `","options":{"modes":"client","vus":"1","iterations":2,"seed":7,"html":"` + filepath.Join(home, "r.html") + `"}}`
+		}},
 		{"run without a job", false, func(int) string {
 			return `{"kind":"run","db":"` + tpcc + `","options":{"iterations":2,"seed":7}}`
 		}},
@@ -169,7 +178,7 @@ func TestExecuteParity(t *testing.T) {
 			var keys [2][]string
 			for i, exec := range []runner.Executor{
 				func(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
-					return runner.Execute(ctx, s, x, nil)
+					return runner.Execute(ctx, s, x)
 				}, executeMain} {
 				spec, err := runner.ParseSpec([]byte(c.spec(i)))
 				if err != nil {
@@ -191,7 +200,12 @@ func TestExecuteParity(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if l, _ := st.List(ctx, 0); len(l) == 1 {
+				l, _ := st.List(ctx, 0)
+				if spec.Kind == "compare" {
+					// The compare's job, beside its cells' runs.
+					l = slices.DeleteFunc(l, func(j *jobs.Job) bool { return j.Kind != "compare" })
+				}
+				if len(l) == 1 {
 					_ = json.Unmarshal(l[0].Spec, &specs[i])
 					if specs[i]["db"] != nil && c.name == "build" {
 						delete(specs[i], "db")
