@@ -1,8 +1,19 @@
 package runner
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"net/url"
+	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/workload"
+	_ "github.com/sledge-bench/sledge/internal/workload/all" // tpcb
 
 	_ "github.com/sledge-bench/sledge/internal/db/all" // the drivers know their URLs
 )
@@ -49,5 +60,70 @@ func TestTransportURLs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Compare runs every cell through Execute and shows the compare only
+// through its hooks, in order; a bad matrix is refused before any cell.
+func TestCompareHooks(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	getenv := func(k string) string {
+		if k == "HOME" || k == "XDG_DATA_HOME" {
+			return home
+		}
+		return ""
+	}
+	url := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if r := Execute(ctx, Spec{Version: SpecVersion, Kind: "build", Workload: "tpcb", DB: url, Options: map[string]any{"scale": 1}},
+		Exec{Getenv: getenv, NoJob: true}); r.Code != ExitOK {
+		t.Fatalf("build: exit %d: %s", r.Code, r.Err)
+	}
+	m, err := workload.Lookup("tpcb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newW := m.Flags("run", pflag.NewFlagSet("tpcb", pflag.ContinueOnError))
+	var events []string
+	env := CompareEnv{Stderr: io.Discard, Getenv: getenv,
+		Header: func(w workload.Workload, _ string, _ db.Info, cells int, seed uint64) {
+			events = append(events, fmt.Sprintf("header %s %d cells seed %d", w.Name(), cells, seed))
+		},
+		Cell: func(c *CompareCell) func() {
+			events = append(events, c.What)
+			return func() { events = append(events, "stop") }
+		},
+		CellDone: func(c *CompareCell) {
+			events = append(events, fmt.Sprintf("done %s %v", c.Mode, c.TPM > 0))
+		},
+		Result: func(c *CompareJSON) error {
+			events = append(events, fmt.Sprintf("result %d cells %d pairs", len(c.Cells), len(c.Pairs)))
+			return nil
+		},
+	}
+	w, err := newW(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := &CompareOptions{Modes: "client,prepared", VUs: "1", Iterations: 3, Host: "127.0.0.1", Seed: 7, SeedSet: true, Explicit: true}
+	out, err := Compare(ctx, env, o, w, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"header tpcb 2 cells seed 7",
+		"cell 1/2: client · embedded · 1 VU", "stop", "done client true",
+		"cell 2/2: prepared · embedded · 1 VU", "stop", "done prepared true",
+		"result 2 cells 1 pairs"}
+	if !slices.Equal(events, want) {
+		t.Errorf("hooks:\n%q\nwant\n%q", events, want)
+	}
+	if out.Seed != 7 || out.Interrupted || len(out.Cells) != 2 || out.Cells[0].Transactions != 3 || out.Cells[0].JobID != nil {
+		t.Errorf("result %+v", out)
+	}
+
+	events = nil
+	o = &CompareOptions{Modes: "procedure", VUs: "1", Iterations: 3, Host: "127.0.0.1", Explicit: true}
+	if out, err := Compare(ctx, env, o, w, url); ExitCode(ctx, err) != ExitUsage || out != nil || len(events) > 0 {
+		t.Errorf("a bad matrix: %v, exit %d, result %v, hooks %q; want exit 2 before any cell", err, ExitCode(ctx, err), out, events)
 	}
 }
