@@ -164,11 +164,6 @@ func jobText(id int64) string {
 	return fmt.Sprintf(" (job %d)", id)
 }
 
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return strings.TrimSpace(lines[len(lines)-1])
-}
-
 func printCompare(w io.Writer, c *compareJSON) {
 	scale := ""
 	if c.Scale != "" {
