@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/sledge-bench/sledge/internal/jobs"
 	"github.com/sledge-bench/sledge/internal/runner"
-	"slices"
 )
 
 // ticks records what an Output is told.
@@ -122,7 +125,7 @@ func TestExecuteSpec(t *testing.T) {
 	}
 }
 
-// runner.Execute runs builds, runs and checks without the command line
+// runner.Execute runs builds, runs, checks and compares without the command line
 // exactly as the command line runs them (executeMain, through Main): the
 // same exit status and error, the same keys in the result, and the same
 // spec in the job store.
@@ -158,6 +161,15 @@ func TestExecuteParity(t *testing.T) {
 			return `{"kind":"run","db":"` + tpcc + `","options":{"duration":"1s","iterations":3}}`
 		}},
 		{"no database", true, func(int) string { return `{"kind":"check","db":"postgres://nobody@127.0.0.1:1/x"}` }},
+		{"compare", true, func(int) string {
+			return `{"kind":"compare","db":"` + tpcc + `","options":{"modes":"client,prepared","vus":"1,2","iterations":3,"seed":7,"progress":1}}`
+		}},
+		{"compare, a bad matrix", false, func(int) string {
+			return `{"kind":"compare","db":"` + tpcc + `","options":{"modes":"procedure","vus":"1","iterations":3}}`
+		}},
+		{"compare with a report", true, func(int) string {
+			return `{"kind":"compare","db":"` + tpcc + `","options":{"modes":"client","vus":"1","iterations":2,"seed":7,"html":"` + filepath.Join(home, "r.html") + `"}}`
+		}},
 		{"run without a job", false, func(int) string {
 			return `{"kind":"run","db":"` + tpcc + `","options":{"iterations":2,"seed":7}}`
 		}},
@@ -169,7 +181,7 @@ func TestExecuteParity(t *testing.T) {
 			var keys [2][]string
 			for i, exec := range []runner.Executor{
 				func(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
-					return runner.Execute(ctx, s, x, nil)
+					return runner.Execute(ctx, s, x)
 				}, executeMain} {
 				spec, err := runner.ParseSpec([]byte(c.spec(i)))
 				if err != nil {
@@ -191,7 +203,12 @@ func TestExecuteParity(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if l, _ := st.List(ctx, 0); len(l) == 1 {
+				l, _ := st.List(ctx, 0)
+				if spec.Kind == "compare" {
+					// The compare's job, beside its cells' runs.
+					l = slices.DeleteFunc(l, func(j *jobs.Job) bool { return j.Kind != "compare" })
+				}
+				if len(l) == 1 {
 					_ = json.Unmarshal(l[0].Spec, &specs[i])
 					if specs[i]["db"] != nil && c.name == "build" {
 						delete(specs[i], "db")
@@ -217,4 +234,43 @@ func TestExecuteParity(t *testing.T) {
 			}
 		})
 	}
+}
+
+// executeMain runs one spec through Main, with --json: the reference
+// runner.Execute must do the same as (TestExecuteParity).
+func executeMain(ctx context.Context, s runner.Spec, x runner.Exec) runner.Result {
+	args, err := s.Args(x.Only)
+	if err != nil {
+		return runner.Result{Code: ExitUsage, Err: err.Error()}
+	}
+	args = append(args, "--json")
+	if x.JobsDB != "" {
+		args = append(args, "--jobs-db", x.JobsDB)
+	}
+	if x.NoJob {
+		args = append(args, "--no-job")
+	}
+	var out, errBuf bytes.Buffer
+	stderr := io.Writer(&errBuf)
+	if x.Stderr != nil {
+		stderr = io.MultiWriter(x.Stderr, &errBuf)
+	}
+	getenv := x.Getenv
+	if getenv == nil {
+		getenv = func(string) string { return "" }
+	}
+	code := Main(ctx, args, Env{Stdout: &out, Stderr: stderr, Getenv: getenv, JobID: x.JobID, Outputs: x.Outputs})
+	r := runner.Result{JobID: x.JobID, Code: code}
+	if b := bytes.TrimSpace(out.Bytes()); json.Valid(b) && len(b) > 0 {
+		r.JSON = json.RawMessage(b)
+	}
+	if code != ExitOK {
+		r.Err = strings.TrimPrefix(lastLine(errBuf.String()), "sledge: ")
+	}
+	return r
+}
+
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
 }

@@ -600,12 +600,12 @@ func diffCells(a, b *compareJSON, num func(name string, x, y float64)) (onlyA, o
 		}
 		num(name+".tpm", ca.TPM, cb.TPM)
 		num(name+".p90_ms", ca.P90Ms, cb.P90Ms)
-		if xa, xb := ca.cost(), cb.cost(); xa != nil && xb != nil {
+		if xa, xb := ca.Cost(), cb.Cost(); xa != nil && xb != nil {
 			num(name+".round_trips", xa.RoundTrips, xb.RoundTrips)
 			num(name+".bytes", xa.BytesSent+xa.BytesReceived, xb.BytesSent+xb.BytesReceived)
 			num(name+".client_cpu_us", xa.ClientCPUUs, xb.ClientCPUUs)
 		}
-		if sa, sb := ca.serverCPU(), cb.serverCPU(); sa != nil && sb != nil {
+		if sa, sb := ca.ServerCPU(), cb.ServerCPU(); sa != nil && sb != nil {
 			num(name+".server_cpu_us", *sa, *sb)
 		}
 	}

@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"text/tabwriter"
-
-	"github.com/sledge-bench/sledge/internal/report"
 )
 
 // printServerCost prints the server's side below the client's, each
@@ -61,27 +58,6 @@ func printServerCost(out io.Writer, s *runSummary) {
 	} else if why := c.Missing["waits"]; why != "" {
 		fmt.Fprintf(out, "where sessions wait: - %s\n", why)
 	}
-}
-
-// serverCPU is a cell's server CPU per transaction (user + system); nil
-// when its run did not measure it.
-func (r *cellJSON) serverCPU() *float64 {
-	var c serverCostJSON
-	if len(r.ServerPerTxn) == 0 || json.Unmarshal(r.ServerPerTxn, &c) != nil || c.CPUUserUs == nil || c.CPUSysUs == nil {
-		return nil
-	}
-	v := *c.CPUUserUs + *c.CPUSysUs
-	return &v
-}
-
-// split is where a cell's transaction time went, for the report; nil
-// without the client's CPU or a latency.
-func (r *cellJSON) split() *report.Split {
-	cost := r.cost()
-	if cost == nil || r.LatencyAvgMs <= 0 {
-		return nil
-	}
-	return report.NewSplit(r.LatencyAvgMs, cost.ClientCPUUs, r.serverCPU())
 }
 
 // diffServer adds the server's side to jobs diff: CPU, context switches,

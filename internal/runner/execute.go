@@ -19,20 +19,15 @@ import (
 // Execute runs one spec in this process exactly as the command line would
 // run it with --json: the same options (parsed by the same flag
 // definitions), checks, job record and exit status, without the command
-// line. It runs builds, runs and checks; other hands the kinds it does not
-// run itself (compare, whose cells the command line runs) to another
-// Executor, and nil refuses them. Cancelling ctx stops the job as Ctrl-C
-// does.
-func Execute(ctx context.Context, s Spec, x Exec, other Executor) Result {
+// line: builds, runs, checks and compares (whose cells it runs through
+// Execute too). Cancelling ctx stops the job as Ctrl-C does.
+func Execute(ctx context.Context, s Spec, x Exec) Result {
 	args, err := s.Args(x.Only)
 	if err != nil {
 		return Result{Code: ExitUsage, Err: err.Error()}
 	}
-	if s.Kind != "build" && s.Kind != "run" && s.Kind != "check" {
-		if other == nil {
-			return Result{JobID: x.JobID, Code: ExitUsage, Err: fmt.Sprintf("%s: this runner runs build, run and check", s.Kind)}
-		}
-		return other(ctx, s, x)
+	if s.Kind != "build" && s.Kind != "run" && s.Kind != "check" && s.Kind != "compare" {
+		return Result{JobID: x.JobID, Code: ExitUsage, Err: fmt.Sprintf("%s: this runner runs %s", s.Kind, strings.Join(Kinds, ", "))}
 	}
 	var out, errBuf bytes.Buffer
 	stderr := io.Writer(&errBuf)
@@ -83,6 +78,7 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 	var c Common
 	var ro RunOptions
 	var bo BuildOptions
+	var co CompareOptions
 	switch kind {
 	case "build":
 		CommonFlags(fs, &c, kind, 1)
@@ -90,6 +86,10 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 	case "run":
 		CommonFlags(fs, &c, kind, 0)
 		RunFlags(fs, &ro)
+	case "compare":
+		// The workloads' run options: every cell takes them.
+		CommonFlags(fs, &c, "run", 0)
+		CompareFlags(fs, &co)
 	default:
 		CommonFlags(fs, &c, kind, 0)
 	}
@@ -109,6 +109,10 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 		if err := ro.FlagsSet(fs, w); err != nil {
 			return err
 		}
+	}
+	if kind == "compare" {
+		co.FlagsSet(fs)
+		co.Seed, co.SeedSet, co.Explicit, co.JSON = c.Seed, c.SeedSet, c.Explicit, c.JSON
 	}
 	path := x.JobsDB
 	if path == "" && !x.NoJob {
@@ -150,6 +154,18 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 			},
 			Result: func(sum *RunSummary) error { return writeJSON(stdout, sum) },
 		}, &ro, w, url)
+		return job.End(ctx, err)
+	case "compare":
+		_, err := Compare(ctx, CompareEnv{Stderr: jstderr, Getenv: getenv, Job: job, Outputs: x.Outputs,
+			Cell: func(c *CompareCell) func() {
+				if co.Progress > 0 {
+					fmt.Fprintln(jstderr, c.What)
+				}
+				return nil
+			},
+			Result:  func(out *CompareJSON) error { return writeJSON(stdout, out) },
+			Command: func(seed uint64) string { return CompareCommand(fs, seed, compareCommandExtra(x)) },
+		}, &co, w, url)
 		return job.End(ctx, err)
 	}
 	result, failed, err := Check(ctx, CheckEnv{Job: job}, w, url, c.Explicit)

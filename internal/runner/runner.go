@@ -6,15 +6,16 @@
 // It also runs them: Run drives a workload from typed RunOptions and
 // returns the typed RunSummary (summarize, thresholds, the server's side
 // of the cost), JobRun records a job in the job store while it runs, and
-// Session is an opened database with its control connection. The command
-// line parses flags into options, hooks its progress display and printing
-// into RunEnv, and prints the result; runner never imports it.
+// Session is an opened database with its control connection. Compare runs
+// a matrix of runs (each through Execute) from typed CompareOptions and
+// returns the typed CompareJSON. The command line parses flags into
+// options, hooks its progress display and printing into RunEnv and
+// CompareEnv, and prints the result; runner never imports it.
 //
 // An Executor runs a Spec. Execute is the one sledge has for builds,
-// runs and checks, without the command line; cli.Execute wraps it and
-// hands it compare, which runs through the command line. The service is
-// a shell over cli.Execute, and `sledge jobs rerun` runs a stored Spec
-// again through the command line itself.
+// runs, checks and compares, without the command line; cli.Execute is
+// it. The service is a shell over cli.Execute, and `sledge jobs rerun`
+// runs a stored Spec again through the command line itself.
 package runner
 
 import (

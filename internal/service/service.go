@@ -1,8 +1,8 @@
 // Package service is `sledge serve`: an HTTP API over the job store that
 // starts, follows, stops and deletes jobs, and the page that drives it.
 //
-// It runs jobs through a runner.Executor (cli.Execute: the command line,
-// in-process) and never imports the command line itself. Every /api/ call
+// It runs jobs through a runner.Executor (cli.Execute: runner.Execute,
+// in-process, as the command line runs jobs) and never imports the command line itself. Every /api/ call
 // and /metrics need the bearer token; the page's static files do not (the
 // page sends the token itself).
 package service
