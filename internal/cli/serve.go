@@ -198,9 +198,11 @@ var serviceOwned = map[string]string{
 // CheckSpec refuses a spec the command would refuse on its options, as a
 // *runner.FieldError naming the field: an unknown workload or option
 // ("options.vuz"), a value its flag does not take, a malformed database
-// URL. It parses the options with the command's own flags, without running
-// anything.
-func CheckSpec(s runner.Spec) error {
+// URL. It parses the options with the command's own flags, then checks
+// them together as the command does before it opens anything (a dry run:
+// "vus": 0, a duration beside iterations, a bad threshold), with getenv
+// the environment the job would see. Nothing is opened or run.
+func CheckSpec(s runner.Spec, getenv func(string) string) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
@@ -219,14 +221,14 @@ func CheckSpec(s runner.Spec) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	getenv := func(string) string { return "" }
+	none := func(string) string { return "" }
 	for _, n := range names {
 		if why, ok := serviceOwned[n]; ok {
 			return &runner.FieldError{Field: "options." + n, Msg: why}
 		}
 		// A fresh command per option: each is parsed alone, so the error
 		// names it.
-		root := newRoot(context.Background(), &Env{Stdout: discard{}, Stderr: discard{}, Getenv: getenv})
+		root := newRoot(context.Background(), &Env{Stdout: discard{}, Stderr: discard{}, Getenv: none})
 		cmd, _, err := root.Find([]string{s.Kind})
 		if err != nil || cmd == root {
 			return &runner.FieldError{Field: "kind", Msg: fmt.Sprintf("%q is not a command", s.Kind)}
@@ -245,6 +247,11 @@ func CheckSpec(s runner.Spec) error {
 		if err := cmd.ParseFlags(args[1:]); err != nil {
 			return &runner.FieldError{Field: "options." + n, Msg: cleanFlagError(err)}
 		}
+	}
+	// The options together, as the command checks them before it opens
+	// anything; its message names the flag ("--vus must be at least 1").
+	if res := runner.Execute(context.Background(), s, runner.Exec{DryRun: true, NoJob: true, Getenv: getenv}); res.Code != ExitOK {
+		return &runner.FieldError{Field: "options", Msg: res.Err}
 	}
 	return nil
 }

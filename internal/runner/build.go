@@ -35,12 +35,19 @@ type BuildEnv struct {
 	Progress func(render func() (float64, string)) (stop func())
 }
 
+func checkBuildVUs(vus int) error {
+	if vus < 1 {
+		return Usagef("--build-vus must be at least 1")
+	}
+	return nil
+}
+
 // Build opens the database at url (creating a server database that does
 // not exist yet), records it in env.Job and builds w's schema with vus
 // build virtual users; quiet (--json) prints nothing on env.Stderr.
 func Build(ctx context.Context, env BuildEnv, w workload.Workload, url string, seed uint64, vus int, quiet bool) (*BuildResult, error) {
-	if vus < 1 {
-		return nil, Usagef("--build-vus must be at least 1")
+	if err := checkBuildVUs(vus); err != nil {
+		return nil, err
 	}
 	s, err := OpenSession(ctx, url, w.Name(), 0, true)
 	if err != nil {

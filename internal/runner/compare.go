@@ -123,6 +123,7 @@ type CompareEnv struct {
 	Stderr  io.Writer
 	Getenv  func(string) string
 	Job     *JobRun  // the compare's job, nil when none (its cells are not recorded either)
+	DryRun  bool     // stop once the options and lists are checked, before reaching a database
 	Outputs []Output // passed on to every cell's run
 	// Header shows the matrix about to run (not with --json): the
 	// workload, the database (redacted), the number of cells and the seed.
@@ -190,13 +191,16 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if !o.SeedSet {
 		o.Seed = rand.Uint64() >> 12 // one seed for every cell: the same inputs
 	}
-	// The job records the seed the cells run with, so that its command
-	// line repeats the compare.
-	env.Job.SetSeed(o.Seed)
 	urls, err := TransportURLs(rawURL, o)
 	if err != nil {
 		return nil, err
 	}
+	if env.DryRun {
+		return nil, nil
+	}
+	// The job records the seed the cells run with, so that its command
+	// line repeats the compare.
+	env.Job.SetSeed(o.Seed)
 	modes, info, err := validateMatrix(ctx, w, urls, o)
 	if err != nil {
 		return nil, err

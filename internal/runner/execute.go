@@ -123,6 +123,9 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 			NotRecorded(stderr, kind, err)
 		}
 	}
+	if x.DryRun {
+		return dryRun(ctx, kind, w, url, &ro, &bo, &co, getenv)
+	}
 	var job *JobRun
 	jstderr := stderr
 	if err == nil && !x.NoJob {
@@ -175,6 +178,21 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 		}
 	}
 	return job.End(ctx, err)
+}
+
+// dryRun checks a command's options as it does before it opens anything.
+func dryRun(ctx context.Context, kind string, w workload.Workload, url string, ro *RunOptions, bo *BuildOptions,
+	co *CompareOptions, getenv func(string) string) error {
+	switch kind {
+	case "build":
+		return checkBuildVUs(bo.VUs)
+	case "run":
+		return run(ctx, RunEnv{Stderr: io.Discard, Getenv: getenv, DryRun: true}, ro, w, url, new(*RunSummary))
+	case "compare":
+		_, err := Compare(ctx, CompareEnv{Stderr: io.Discard, Getenv: getenv, DryRun: true}, co, w, url)
+		return err
+	}
+	return nil
 }
 
 func writeJSON(out io.Writer, v any) error {

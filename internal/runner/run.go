@@ -22,6 +22,7 @@ type RunEnv struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	Job            *JobRun // the job being recorded, nil when none
+	DryRun         bool    // stop once the options are checked (Exec.DryRun)
 	// Build builds w's schema through s: the embedded default database
 	// builds what a run needs, with one warehouse.
 	Build func(ctx context.Context, s *Session, w workload.Workload) error
@@ -154,15 +155,18 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if o.Progress < 0 {
 		return Usagef("--progress must not be negative")
 	}
+	if o.MetricsLinger != 0 && o.Metrics == "" {
+		return Usagef("--metrics-linger applies to --metrics")
+	}
+	if env.DryRun {
+		return nil
+	}
 	var ms MetricsServer // --metrics: listening before anything runs
-	switch {
-	case o.Metrics != "" && env.Metrics != nil:
+	if o.Metrics != "" && env.Metrics != nil {
 		if ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
 			return err
 		}
 		defer ms.Stop(ctx) // last: after the summary is out
-	case o.MetricsLinger != 0:
-		return Usagef("--metrics-linger applies to --metrics")
 	}
 	var s *Session
 	if isScript {

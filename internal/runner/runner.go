@@ -252,6 +252,11 @@ type Exec struct {
 	// NoJob records nothing (--no-job): a compare's cells when the
 	// compare itself is not recorded.
 	NoJob bool
+	// DryRun checks the spec's options as the command does before it
+	// opens anything (values, combinations, thresholds, the compare
+	// matrix's lists) and stops there: nothing is recorded, opened or
+	// run. Result.Code is 0, or the command's refusal (2) with its line.
+	DryRun bool
 }
 
 // Executor runs one spec to its end (or until ctx is cancelled, which

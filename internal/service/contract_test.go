@@ -60,25 +60,34 @@ func TestServeBadSpecs(t *testing.T) {
 		name  string
 		body  map[string]any
 		field string
+		says  string // the message names this, where the field is "options"
 	}{
-		{"kind", map[string]any{"kind": "bench"}, "kind"},
-		{"unknown option", map[string]any{"kind": "run", "options": map[string]any{"vuz": 4}}, "options.vuz"},
-		{"option of another command", map[string]any{"kind": "check", "options": map[string]any{"vus": 4}}, "options.vus"},
-		{"value type", map[string]any{"kind": "run", "options": map[string]any{"vus": "four"}}, "options.vus"},
-		{"duration", map[string]any{"kind": "run", "options": map[string]any{"duration": "forever"}}, "options.duration"},
-		{"null", map[string]any{"kind": "run", "options": map[string]any{"vus": nil}}, "options.vus"},
-		{"set by the service", map[string]any{"kind": "run", "options": map[string]any{"jobs-db": "/tmp/x"}}, "options.jobs-db"},
-		{"workload", map[string]any{"kind": "run", "workload": "tpcx"}, "workload"},
-		{"db", map[string]any{"kind": "run", "db": "nosuch://x"}, "db"},
-		{"unknown key", map[string]any{"kind": "run", "option": map[string]any{}}, "option"},
-		{"concurrent", map[string]any{"kind": "run", "concurrent": "yes"}, "concurrent"},
+		{"kind", map[string]any{"kind": "bench"}, "kind", ""},
+		{"unknown option", map[string]any{"kind": "run", "options": map[string]any{"vuz": 4}}, "options.vuz", ""},
+		{"option of another command", map[string]any{"kind": "check", "options": map[string]any{"vus": 4}}, "options.vus", ""},
+		{"value type", map[string]any{"kind": "run", "options": map[string]any{"vus": "four"}}, "options.vus", ""},
+		{"duration", map[string]any{"kind": "run", "options": map[string]any{"duration": "forever"}}, "options.duration", ""},
+		{"null", map[string]any{"kind": "run", "options": map[string]any{"vus": nil}}, "options.vus", ""},
+		{"set by the service", map[string]any{"kind": "run", "options": map[string]any{"jobs-db": "/tmp/x"}}, "options.jobs-db", ""},
+		{"workload", map[string]any{"kind": "run", "workload": "tpcx"}, "workload", ""},
+		{"db", map[string]any{"kind": "run", "db": "nosuch://x"}, "db", ""},
+		{"unknown key", map[string]any{"kind": "run", "option": map[string]any{}}, "option", ""},
+		{"concurrent", map[string]any{"kind": "run", "concurrent": "yes"}, "concurrent", ""},
+		// The options together, as the command checks them before it opens
+		// anything: a 400 rather than a failed job.
+		{"no virtual users", map[string]any{"kind": "run", "options": map[string]any{"vus": 0}}, "options", "--vus"},
+		{"duration and iterations", map[string]any{"kind": "run", "options": map[string]any{"duration": "5s", "iterations": 10}}, "options", "--iterations"},
+		{"bad threshold", map[string]any{"kind": "run", "options": map[string]any{"threshold": []any{"nopm>>1"}}}, "options", "threshold"},
+		{"bad mode", map[string]any{"kind": "run", "options": map[string]any{"mode": "fast"}}, "options", "fast"},
+		{"build without build VUs", map[string]any{"kind": "build", "options": map[string]any{"build-vus": 0}}, "options", "--build-vus"},
+		{"compare VU list", map[string]any{"kind": "compare", "options": map[string]any{"vus": "1,x"}}, "options", "--vus"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			code, b := s.do(t, "POST", "/api/jobs", c.body)
 			var e struct{ Error, Field string }
 			_ = json.Unmarshal(b, &e)
-			if code != 400 || e.Field != c.field || !strings.HasPrefix(e.Error, c.field+":") {
-				t.Fatalf("%d %s, want 400 naming %s", code, b, c.field)
+			if code != 400 || e.Field != c.field || !strings.HasPrefix(e.Error, c.field+":") || !strings.Contains(e.Error, c.says) {
+				t.Fatalf("%d %s, want 400 naming %s %s", code, b, c.field, c.says)
 			}
 		})
 	}

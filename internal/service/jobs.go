@@ -114,7 +114,7 @@ func (s *Service) postJob(w http.ResponseWriter, r *http.Request) {
 	}
 	spec, err := runner.ParseSpec(body)
 	if err == nil && s.cfg.Check != nil {
-		err = s.cfg.Check(spec)
+		err = s.cfg.Check(spec, s.cfg.Getenv)
 	}
 	if err != nil {
 		var fe *runner.FieldError

@@ -35,7 +35,7 @@ type Config struct {
 	// Check refuses a spec the command would refuse (cli.CheckSpec: an
 	// unknown option, a value of the wrong type), as a *runner.FieldError
 	// where one field is at fault. Nil: only runner's own checks.
-	Check func(runner.Spec) error
+	Check func(s runner.Spec, getenv func(string) string) error
 	// DefaultDB is the database (redacted URL) a spec without db runs on
 	// for a workload: the embedded SQLite file, or $SLEDGE_DB.
 	DefaultDB func(workload string) string
