@@ -137,14 +137,16 @@ func TestServePage(t *testing.T) {
 	var canvases float64
 	var titles string
 	deadline = time.Now().Add(10 * time.Second)
-	for canvases < 2 && time.Now().Before(deadline) {
+	for canvases < 4 && time.Now().Before(deadline) {
 		canvases, _ = eval(`document.querySelectorAll("#detail .uplot canvas").length`).(float64)
 		titles, _ = eval(`[...document.querySelectorAll("#detail .u-title")].map(e => e.textContent).join("|")`).(string)
 		time.Sleep(100 * time.Millisecond)
 	}
 	shot("done")
-	if canvases < 2 || !strings.Contains(titles, "latency") {
-		t.Errorf("finished job: %v chart canvases, titles %q; want throughput and latency", canvases, titles)
+	for _, want := range []string{"transactions per minute", "failed transactions", "latency", "CPU µs per transaction"} {
+		if !strings.Contains(titles, want) {
+			t.Errorf("finished job: %v chart canvases, titles %q; want %q (throughput, errors, latency, cost)", canvases, titles, want)
+		}
 	}
 
 	// A compare job (started through the API) shows its matrix: one row

@@ -280,6 +280,24 @@ async function throughput(box, j) {
   if (ts.meter) { series.push(ts.meter); data.push(ts.samples.map((s) => s.nopm)); }
   box.append(el("h3", {}, "Throughput"));
   lineChart(box, "transactions per minute, each second", "s", series, data);
+  // Failed transactions (not retried, or out of retries) each second; the
+  // result's table has the retries per type.
+  box.append(el("h3", {}, "Errors"));
+  lineChart(box, "failed transactions, each second", "s", ["failed"], [x, ts.samples.map((s) => s.errors)]);
+}
+
+// barChart draws one value per named bar (uPlot's bars path builder).
+function barChart(box, title, names, series, data) {
+  const holder = el("div", { class: "chart" });
+  box.append(holder);
+  const colors = ["#2563eb", "#d97706", "#dc2626", "#16a34a"];
+  const bars = uPlot.paths.bars({ size: [0.6 / series.length], align: 1 });
+  return new uPlot({
+    title, width: chartWidth(box), height: 220, scales: { x: { time: false, range: [-0.5, names.length - 0.5] } },
+    axes: [{ values: (u, vals) => vals.map((v) => names[v] ?? ""), splits: () => names.map((_, i) => i) }, { size: 70 }],
+    series: [{ label: "" }, ...series.map((n, i) => ({ label: n, stroke: colors[i % colors.length],
+      fill: colors[i % colors.length] + "99", paths: bars, points: { show: false } }))],
+  }, [names.map((_, i) => i), ...data], holder);
 }
 
 const PCTS = [["p50_ms", 50], ["p90_ms", 90], ["p95_ms", 95], ["p99_ms", 99], ["max_ms", 100]];
@@ -319,6 +337,15 @@ function renderResult(box, j) {
     const rows = [["all", ...keys.map((k) => fmt(cost[k], 1))]];
     for (const [n, t] of types) if (t.per_txn && n !== "all") rows.push([n, ...keys.map((k) => fmt(t.per_txn[k], 1))]);
     box.append(table(["type", ...keys], rows));
+    // Where a transaction's time goes, client and server, in µs of CPU:
+    // the client's per type where measured (--per-type-cpu), the server's
+    // for all (it cannot tell types apart).
+    const srv = r.server_per_txn || {};
+    const names = ["all", ...types.filter(([n, t]) => n !== "all" && t.per_txn && t.per_txn.client_cpu_us != null).map(([n]) => n)];
+    const client = names.map((n) => (n === "all" ? cost : r.transactions[n].per_txn).client_cpu_us ?? null);
+    const user = names.map((n) => (n === "all" ? srv.cpu_user_us ?? null : null));
+    const sys = names.map((n) => (n === "all" ? srv.cpu_sys_us ?? null : null));
+    barChart(box, "CPU µs per transaction", names, ["client CPU", "server CPU user", "server CPU sys"], [client, user, sys]);
   }
 }
 
