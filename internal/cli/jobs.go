@@ -346,7 +346,7 @@ func specLine(raw json.RawMessage) string {
 		return string(raw)
 	}
 	u, note := pasteDB(s.Database)
-	parts := []string{s.Command, s.Workload, "--db", u}
+	parts := []string{s.Command, s.Workload, "--db", shellQuote(u)}
 	set := map[string]bool{"seed": true, "mode": true}
 	for _, n := range s.Set {
 		set[n] = true
@@ -359,13 +359,30 @@ func specLine(raw json.RawMessage) string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		v := fmt.Sprint(s.Options[n])
-		if v == "" {
-			continue
+		vals := []any{s.Options[n]}
+		if list, ok := s.Options[n].([]any); ok {
+			vals = list // a repeated flag, once per value
 		}
-		parts = append(parts, "--"+n, v)
+		for _, x := range vals {
+			v := fmt.Sprint(x)
+			if v == "" {
+				continue
+			}
+			parts = append(parts, "--"+n, shellQuote(v))
+		}
 	}
 	return strings.Join(parts, " ") + note
+}
+
+// shellQuote quotes v for a POSIX shell when it holds anything a shell
+// would read otherwise ('nopm>=1' would redirect).
+func shellQuote(v string) string {
+	if v != "" && strings.IndexFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./:@%+,=", r))
+	}) < 0 {
+		return v
+	}
+	return "'" + strings.ReplaceAll(v, "'", `'\''`) + "'"
 }
 
 // pasteDB is a recorded (redacted) or given URL as a command can carry it:

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,7 +17,8 @@ import (
 func TestJobsRerunRepeatsTheSpec(t *testing.T) {
 	home := t.TempDir()
 	url := "sqlite://" + builtDB(t)
-	_, stderr, code := runCLI(t, home, "run", "--db", url, "--iterations", "40", "--vus", "1", "--json")
+	_, stderr, code := runCLI(t, home, "run", "--db", url, "--iterations", "40", "--vus", "1", "--json",
+		"--threshold", "tpm>=1", "--threshold", "p99(neword)<60000ms")
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
@@ -48,10 +50,23 @@ func TestJobsRerunRepeatsTheSpec(t *testing.T) {
 	if sa.Version != runner.SpecVersion || sb.Version != runner.SpecVersion {
 		t.Errorf("spec versions %d, %d: want %d", sa.Version, sb.Version, runner.SpecVersion)
 	}
-	for _, k := range []string{"seed", "mode", "iterations", "vus"} {
-		if sa.Options[k] != sb.Options[k] {
+	for _, k := range []string{"seed", "mode", "iterations", "vus", "threshold"} {
+		if fmt.Sprint(sa.Options[k]) != fmt.Sprint(sb.Options[k]) {
 			t.Errorf("option %s: first %v, rerun %v", k, sa.Options[k], sb.Options[k])
 		}
+	}
+	// A repeated flag is a list in the spec, each value its own flag again.
+	if th, ok := sb.Options["threshold"].([]any); !ok || len(th) != 2 || th[0] != "tpm>=1" || th[1] != "p99(neword)<60000ms" {
+		t.Errorf("threshold in the rerun's spec: %#v", sb.Options["threshold"])
+	}
+	if len(sum.Thresholds) != 2 || sum.Thresholds[1].Threshold != "p99(neword)<60000ms" || !sum.Thresholds[1].OK {
+		t.Errorf("the rerun did not judge both thresholds: %+v", sum.Thresholds)
+	}
+	// jobs show's command line can be pasted into a shell: quoted where a
+	// shell would read the value otherwise.
+	text, _, _ := runCLI(t, home, "jobs", "show", strconv.FormatInt(first.ID, 10))
+	if !strings.Contains(text, "--threshold 'tpm>=1' --threshold 'p99(neword)<60000ms'") {
+		t.Errorf("jobs show's command line:\n%s", text)
 	}
 	if sa.Kind != "run" || sb.Kind != "run" || sa.DB != sb.DB {
 		t.Errorf("kind/db: %s %s / %s %s", sa.Kind, sa.DB, sb.Kind, sb.DB)

@@ -24,7 +24,17 @@ func SpecOf(fs *pflag.FlagSet, kind, wl, rawURL string) Spec {
 		if f.Name == "db" {
 			v = db.Redact(v)
 		}
-		opts[f.Name] = typedValue(f.Value.Type(), v)
+		if sv, ok := f.Value.(pflag.SliceValue); ok && f.Name != "db" {
+			// A repeated flag (--threshold, -f, -D) is a JSON list, which
+			// Args repeats: its String() ("[a,b]") would run as one value.
+			list := []any{}
+			for _, e := range sv.GetSlice() {
+				list = append(list, e)
+			}
+			opts[f.Name] = list
+		} else {
+			opts[f.Name] = typedValue(f.Value.Type(), v)
+		}
 		if f.Changed {
 			set = append(set, f.Name)
 		}
