@@ -21,6 +21,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"encoding/csv"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -110,8 +111,37 @@ func ParseSpec(b []byte) (Spec, error) {
 	if s.Version > SpecVersion {
 		return s, fmt.Errorf("spec version %d is newer than this sledge's (%d): upgrade sledge", s.Version, SpecVersion)
 	}
+	if s.Version == 0 {
+		unlistRepeated(s.Options)
+	}
 	s.Version = SpecVersion
 	return s, s.Check()
+}
+
+// repeatedFlags are the options a command takes more than once. A spec
+// stored before version 1 kept them as pflag prints them ("[a,b]", CSV).
+var repeatedFlags = []string{"threshold", "file", "define", "builtin"}
+
+// unlistRepeated turns the repeated options of a version 0 spec into the
+// lists version 1 keeps, so that running it again passes each value.
+func unlistRepeated(opts map[string]any) {
+	for _, n := range repeatedFlags {
+		v, ok := opts[n].(string)
+		if !ok || !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
+			continue
+		}
+		list := []any{}
+		if inner := v[1 : len(v)-1]; inner != "" {
+			rec, err := csv.NewReader(strings.NewReader(inner)).Read()
+			if err != nil {
+				continue // not pflag's form: leave it as it was
+			}
+			for _, e := range rec {
+				list = append(list, e)
+			}
+		}
+		opts[n] = list
+	}
 }
 
 // Check refuses a spec whose fields cannot name a job, naming the field.

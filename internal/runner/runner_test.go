@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -31,6 +32,21 @@ func TestParseSpec(t *testing.T) {
 			check: func(t *testing.T, s Spec) {
 				if s.Options["seed"] != json.Number("18446744073709551615") {
 					t.Errorf("seed %v", s.Options["seed"])
+				}
+			}},
+		{name: "repeated options of a spec before versions", in: `{"command":"run","options":{"threshold":"[nopm>=1,\"p95(neword)<5ms\"]","file":"[]","define":"[a=1]"},"set":["threshold"]}`,
+			check: func(t *testing.T, s Spec) {
+				if fmt.Sprint(s.Options["threshold"]) != "[nopm>=1 p95(neword)<5ms]" || fmt.Sprint(s.Options["file"]) != "[]" || fmt.Sprint(s.Options["define"]) != "[a=1]" {
+					t.Errorf("%#v", s.Options)
+				}
+				if a, _ := s.Args(true); !slices.Equal(a, []string{"run", "--threshold=nopm>=1", "--threshold=p95(neword)<5ms"}) {
+					t.Errorf("args %q", a)
+				}
+			}},
+		{name: "a version 1 string is left alone", in: `{"version":1,"kind":"run","options":{"threshold":"[x]"}}`,
+			check: func(t *testing.T, s Spec) {
+				if s.Options["threshold"] != "[x]" {
+					t.Errorf("%#v", s.Options)
 				}
 			}},
 		{name: "unknown kind", in: `{"kind":"bench"}`, field: "kind"},
