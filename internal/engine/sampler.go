@@ -15,6 +15,9 @@ type Tick struct {
 	// Rollbacks are the ByType that rolled back on purpose (TPC-C's 1% of
 	// New-Orders), per mix type: a business counter leaves them out.
 	Rollbacks []int64
+	// Latency is the sum of the latencies of ByType's transactions, per
+	// type: with ByType, the interval's mean latency per type.
+	Latency []time.Duration
 	// Measured is how many of them completed in the measured interval: what
 	// the run's summary counts, exactly.
 	Measured int64
@@ -41,18 +44,21 @@ const phasePoll = 20 * time.Millisecond
 // only reads atomics and does not change the run.
 func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
 	last, lastRb := make([]int64, live.Types()), make([]int64, live.Types())
+	lastLat := make([]time.Duration, live.Types())
 	lastErr, lastMeasured := live.Errors(), live.Measured()
 	for i := range last {
-		last[i], lastRb[i] = live.Kind(i), live.Rollbacks(i)
+		last[i], lastRb[i], lastLat[i] = live.Kind(i), live.Rollbacks(i), live.KindLatency(i)
 	}
 	lastAt := time.Now()
 	lastPhase, _ := live.Phase()
 	read := func(now time.Time, phase Phase) {
-		t := Tick{At: now, Span: now.Sub(lastAt), ByType: make([]int64, len(last)), Rollbacks: make([]int64, len(last))}
+		t := Tick{At: now, Span: now.Sub(lastAt), ByType: make([]int64, len(last)), Rollbacks: make([]int64, len(last)),
+			Latency: make([]time.Duration, len(last))}
 		for i := range last {
-			n, rb := live.Kind(i), live.Rollbacks(i)
+			n, rb, lat := live.Kind(i), live.Rollbacks(i), live.KindLatency(i)
 			t.ByType[i], last[i] = n-last[i], n
 			t.Rollbacks[i], lastRb[i] = rb-lastRb[i], rb
+			t.Latency[i], lastLat[i] = lat-lastLat[i], lat
 		}
 		e, m := live.Errors(), live.Measured()
 		t.Errors, t.Measured = e-lastErr, m-lastMeasured

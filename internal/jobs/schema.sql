@@ -1,5 +1,5 @@
--- The job store, schema version 2 (PRAGMA user_version; version 1 had no
--- samples.rollbacks: Open adds it). Every statement is
+-- The job store, schema version 3 (PRAGMA user_version; versions 1 and 2
+-- lack samples.rollbacks and samples.latency_us: Open adds them). Every statement is
 -- idempotent so that two sledge processes creating a new store at once
 -- both succeed. Structured parts are JSON text, so that new fields (such as
 -- per-transaction costs in the summary) need no schema change.
@@ -38,6 +38,7 @@ CREATE TABLE IF NOT EXISTS samples (
     errors     INTEGER NOT NULL,  -- transactions failed
     by_type    TEXT    NOT NULL,  -- JSON array: completed per type, in tx_types order
     rollbacks  TEXT    NOT NULL DEFAULT '[]', -- JSON array: of those, rolled back on purpose (TPC-C's 1% of New-Orders)
+    latency_us TEXT    NOT NULL DEFAULT '[]', -- JSON array: Σ latency of those, µs, per type: the second's mean latency
     PRIMARY KEY (job_id, seq)
 ) WITHOUT ROWID;
 

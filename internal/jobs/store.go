@@ -31,7 +31,7 @@ var schemaSQL string
 
 // schemaVersion is the PRAGMA user_version schema.sql creates. A store
 // written by a newer sledge is refused rather than misread.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // Status is where a job is.
 type Status string
@@ -102,6 +102,10 @@ type Sample struct {
 	// (TPC-C's 1% of New-Orders): NOPM leaves them out. Empty in samples
 	// of a store older than schema version 2.
 	Rollbacks []int64 `json:"rollbacks,omitempty"`
+	// LatencyUs is the sum of the latencies of ByType's transactions, per
+	// type, in microseconds: with ByType, the second's mean latency. Empty
+	// in samples of a store older than schema version 3.
+	LatencyUs []int64 `json:"latency_us,omitempty"`
 }
 
 // LogLine is one line the command printed on stderr.
@@ -174,13 +178,16 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	case v > schemaVersion:
 		return fmt.Errorf("written by a newer sledge (schema version %d, this one knows %d): use that sledge or another --jobs-db", v, schemaVersion)
-	case v == 1:
-		// Version 2 keeps each sample's rollbacks per type. Another sledge
-		// may add the column at the same moment: a duplicate is done work.
+	case v == 1 || v == 2:
+		// Version 2 keeps each sample's rollbacks per type, version 3 its
+		// latency per type. Another sledge may add a column at the same
+		// moment: a duplicate is done work.
 		return s.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, `ALTER TABLE samples ADD COLUMN rollbacks TEXT NOT NULL DEFAULT '[]'`); err != nil &&
-				!strings.Contains(err.Error(), "duplicate column") {
-				return fmt.Errorf("upgrade to schema version 2: %w", err)
+			for _, col := range []string{"rollbacks", "latency_us"} {
+				if _, err := tx.ExecContext(ctx, `ALTER TABLE samples ADD COLUMN `+col+` TEXT NOT NULL DEFAULT '[]'`); err != nil &&
+					!strings.Contains(err.Error(), "duplicate column") {
+					return fmt.Errorf("upgrade to schema version %d: %w", schemaVersion, err)
+				}
 			}
 			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 			return err
@@ -358,9 +365,9 @@ func (s *Store) Append(ctx context.Context, id int64, samples []Sample, lines []
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		for _, x := range samples {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO samples (job_id, seq, elapsed_ms, span_ms, phase,
-				completed, measured, errors, by_type, rollbacks) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				completed, measured, errors, by_type, rollbacks, latency_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 				id, x.Seq, x.ElapsedMs, x.SpanMs, x.Phase, x.Completed, x.Measured, x.Errors, mustJSON(x.ByType),
-				mustJSON(nonNilInts(x.Rollbacks))); err != nil {
+				mustJSON(nonNilInts(x.Rollbacks)), mustJSON(nonNilInts(x.LatencyUs))); err != nil {
 				return err
 			}
 		}
@@ -483,12 +490,18 @@ func (s *Store) Get(ctx context.Context, id int64) (*Record, error) {
 		return nil, fmt.Errorf("read job %d: %w", id, err)
 	}
 	r := &Record{Job: *j, Samples: []Sample{}, Histograms: []Histogram{}, Log: []LogLine{}}
-	if err := s.each(ctx, `SELECT seq, elapsed_ms, span_ms, phase, completed, measured, errors, by_type, rollbacks
-		FROM samples WHERE job_id = ? ORDER BY seq`, id, func(sc func(...any) error) error {
+	if err := s.each(ctx, `SELECT seq, elapsed_ms, span_ms, phase, completed, measured, errors, by_type, rollbacks,
+		latency_us FROM samples WHERE job_id = ? ORDER BY seq`, id, func(sc func(...any) error) error {
 		var x Sample
-		var by, rb string
-		if err := sc(&x.Seq, &x.ElapsedMs, &x.SpanMs, &x.Phase, &x.Completed, &x.Measured, &x.Errors, &by, &rb); err != nil {
+		var by, rb, lat string
+		if err := sc(&x.Seq, &x.ElapsedMs, &x.SpanMs, &x.Phase, &x.Completed, &x.Measured, &x.Errors, &by, &rb, &lat); err != nil {
 			return err
+		}
+		if err := json.Unmarshal([]byte(lat), &x.LatencyUs); err != nil {
+			return fmt.Errorf("sample %d: %w", x.Seq, err)
+		}
+		if len(x.LatencyUs) == 0 {
+			x.LatencyUs = nil
 		}
 		if err := json.Unmarshal([]byte(by), &x.ByType); err != nil {
 			return fmt.Errorf("sample %d: %w", x.Seq, err)

@@ -191,18 +191,22 @@ func TestThisHost(t *testing.T) {
 	}
 }
 
-// A store of schema version 1 (samples without rollbacks) opens, gains
-// the column, and keeps its samples, which read back with no rollbacks;
-// new samples keep theirs.
+// A store of schema version 1 (samples without rollbacks and latencies)
+// opens, gains the columns, and keeps its samples, which read back with
+// none; new samples keep theirs.
 func TestUpgradeFromVersion1(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "jobs.db")
 	d, err := sql.Open(sqlite.SQLDriverName, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v1 := strings.Replace(schemaSQL, "    rollbacks  TEXT    NOT NULL DEFAULT '[]', -- JSON array: of those, rolled back on purpose (TPC-C's 1% of New-Orders)\n", "", 1)
-	if v1 == schemaSQL {
-		t.Fatal("the version 1 schema could not be derived: the rollbacks line changed")
+	v1 := schemaSQL
+	for _, col := range []string{"rollbacks ", "latency_us "} {
+		i := strings.Index(v1, "    "+col)
+		if i < 0 {
+			t.Fatalf("the version 1 schema could not be derived: no %s line", col)
+		}
+		v1 = v1[:i] + v1[i+strings.Index(v1[i:], "\n")+1:]
 	}
 	stmts, err := db.SplitScript(v1)
 	if err != nil {
@@ -227,14 +231,15 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	}
 	ctx := context.Background()
 	if err := s.Append(ctx, 1, []Sample{{Seq: 2, ElapsedMs: 2000, SpanMs: 1000, Phase: "measure", Completed: 10, Measured: 10,
-		ByType: []int64{4, 4, 1, 1, 0}, Rollbacks: []int64{1, 0, 0, 0, 0}}}, nil); err != nil {
+		ByType: []int64{4, 4, 1, 1, 0}, Rollbacks: []int64{1, 0, 0, 0, 0}, LatencyUs: []int64{8000, 4000, 500, 700, 0}}}, nil); err != nil {
 		t.Fatal(err)
 	}
 	r, err := s.Get(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Samples) != 2 || len(r.Samples[0].Rollbacks) != 0 || !reflect.DeepEqual(r.Samples[1].Rollbacks, []int64{1, 0, 0, 0, 0}) {
+	if len(r.Samples) != 2 || len(r.Samples[0].Rollbacks) != 0 || len(r.Samples[0].LatencyUs) != 0 ||
+		!reflect.DeepEqual(r.Samples[1].Rollbacks, []int64{1, 0, 0, 0, 0}) || !reflect.DeepEqual(r.Samples[1].LatencyUs, []int64{8000, 4000, 500, 700, 0}) {
 		t.Errorf("samples after the upgrade: %+v", r.Samples)
 	}
 }

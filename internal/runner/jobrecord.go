@@ -260,7 +260,11 @@ func (r *JobRun) Sample(live *engine.Live) {
 		r.nSample++
 		s := jobs.Sample{Seq: r.nSample, ElapsedMs: t.At.Sub(r.start).Milliseconds(),
 			SpanMs: t.Span.Milliseconds(), Phase: t.Phase.String(), Completed: t.Completed(),
-			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType, Rollbacks: t.Rollbacks}
+			Measured: t.Measured, Errors: t.Errors, ByType: t.ByType, Rollbacks: t.Rollbacks,
+			LatencyUs: make([]int64, len(t.Latency))}
+		for i, d := range t.Latency {
+			s.LatencyUs[i] = d.Microseconds()
+		}
 		r.samples = append(r.samples, s)
 		r.mu.Unlock()
 		if len(r.outs) > 0 {

@@ -318,6 +318,11 @@ type Tick struct {
 	// Meter is the business counter per minute over the interval (NOPM:
 	// New-Orders), 0 where the workload has none.
 	Meter float64
+	// MeanMs is the mean latency of the interval's transactions, all
+	// types (0 when none completed or the sample predates latencies);
+	// MeanMsByType per type, nil when not known.
+	MeanMs       float64
+	MeanMsByType []float64
 }
 
 // Output follows jobs while they run. Methods are called from the job's
@@ -342,6 +347,19 @@ func TickOf(s jobs.Sample, meterKind int) Tick {
 				n -= s.Rollbacks[meterKind]
 			}
 			t.Meter = float64(n) * 60 / t.Span
+		}
+	}
+	if len(s.LatencyUs) == len(s.ByType) && len(s.ByType) > 0 {
+		var sum, n int64
+		t.MeanMsByType = make([]float64, len(s.ByType))
+		for i, c := range s.ByType {
+			if c > 0 {
+				t.MeanMsByType[i] = float64(s.LatencyUs[i]) / 1000 / float64(c)
+			}
+			sum, n = sum+s.LatencyUs[i], n+c
+		}
+		if n > 0 {
+			t.MeanMs = float64(sum) / 1000 / float64(n)
 		}
 	}
 	return t

@@ -120,9 +120,15 @@ func TestServeRunSQLite(t *testing.T) {
 			if err := json.Unmarshal([]byte(e.data), &tk); err != nil {
 				t.Fatalf("tick: %v: %s", err, e.data)
 			}
-			for _, k := range []string{"t", "tpm", "nopm", "phase", "completed", "errors", "by_type"} {
+			for _, k := range []string{"t", "tpm", "nopm", "phase", "completed", "errors", "by_type", "mean_ms"} {
 				if _, ok := tk[k]; !ok {
 					t.Errorf("tick has no %q: %s", k, e.data)
+				}
+			}
+			// A second with transactions has their mean latency, > 0.
+			if c, _ := tk["completed"].(float64); c > 0 {
+				if m, _ := tk["mean_ms"].(float64); m <= 0 {
+					t.Errorf("a tick of %v transactions with mean_ms %v", c, tk["mean_ms"])
 				}
 			}
 			ticks++
@@ -162,7 +168,8 @@ func TestServeRunSQLite(t *testing.T) {
 	if err := json.Unmarshal(b, &ts); err != nil || len(ts.Samples) < 2 || len(ts.TxTypes) != 5 {
 		t.Fatalf("timeseries: %v %s", err, b)
 	}
-	for _, k := range []string{"seq", "elapsed_ms", "span_ms", "phase", "completed", "measured", "errors", "by_type", "tpm", "nopm"} {
+	for _, k := range []string{"seq", "elapsed_ms", "span_ms", "phase", "completed", "measured", "errors", "by_type", "tpm", "nopm",
+		"rollbacks", "latency_us", "mean_ms"} {
 		if _, ok := ts.Samples[1][k]; !ok {
 			t.Errorf("sample has no %q", k)
 		}

@@ -27,6 +27,11 @@ type tickJSON struct {
 	Measured  int64    `json:"measured"`
 	Errors    int64    `json:"errors"`
 	ByType    []int64  `json:"by_type"`
+	// MeanMs is the second's mean latency, all types, as the client
+	// measured it (null when nothing completed or it was not recorded);
+	// MeanMsByType per type.
+	MeanMs       *float64  `json:"mean_ms"`
+	MeanMsByType []float64 `json:"mean_ms_by_type,omitempty"`
 	// Cell is the job id of the compare cell the tick comes from, on a
 	// compare job's stream (its cells are runs with ids of their own).
 	Cell int64 `json:"cell,omitempty"`
@@ -57,7 +62,7 @@ func (h *hub) Tick(id int64, t runner.Tick) { h.tick(id, 0, t) }
 // cell it comes from.
 func (h *hub) tick(id, cell int64, t runner.Tick) {
 	msg := tickJSON{T: t.T, TPM: t.TPM, Phase: t.Phase, Completed: t.Completed, Measured: t.Measured,
-		Errors: t.Errors, ByType: t.ByType, Cell: cell}
+		Errors: t.Errors, ByType: t.ByType, Cell: cell, MeanMs: meanOf(t), MeanMsByType: t.MeanMsByType}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if k, ok := h.meter[id]; ok && k >= 0 {
@@ -146,7 +151,7 @@ func sampleTick(x jobs.Sample, meterKind int) tickJSON {
 		t.ByType = []int64{}
 	}
 	rt := runner.TickOf(x, meterKind)
-	t.TPM = rt.TPM
+	t.TPM, t.MeanMs, t.MeanMsByType = rt.TPM, meanOf(rt), rt.MeanMsByType
 	nopm := rt.Meter
 	if meterKind >= 0 {
 		t.NOPM = &nopm
@@ -154,11 +159,21 @@ func sampleTick(x jobs.Sample, meterKind int) tickJSON {
 	return t
 }
 
+// meanOf is a tick's mean latency, nil when nothing was measured.
+func meanOf(t runner.Tick) *float64 {
+	if t.MeanMsByType == nil || t.Completed == 0 {
+		return nil
+	}
+	m := t.MeanMs
+	return &m
+}
+
 // sampleJSON is a stored sample with its rates, for the charts.
 type sampleJSON struct {
 	jobs.Sample
-	TPM  float64  `json:"tpm"`
-	NOPM *float64 `json:"nopm"`
+	TPM    float64  `json:"tpm"`
+	NOPM   *float64 `json:"nopm"`
+	MeanMs *float64 `json:"mean_ms"`
 }
 
 func (s *Service) timeseries(w http.ResponseWriter, r *http.Request) {
@@ -173,7 +188,7 @@ func (s *Service) timeseries(w http.ResponseWriter, r *http.Request) {
 		if x.ByType == nil {
 			x.ByType = []int64{}
 		}
-		out = append(out, sampleJSON{Sample: x, TPM: t.TPM, NOPM: t.NOPM})
+		out = append(out, sampleJSON{Sample: x, TPM: t.TPM, NOPM: t.NOPM, MeanMs: t.MeanMs})
 	}
 	types := rec.TxTypes
 	if types == nil {

@@ -137,13 +137,13 @@ func TestServePage(t *testing.T) {
 	var canvases float64
 	var titles string
 	deadline = time.Now().Add(10 * time.Second)
-	for canvases < 4 && time.Now().Before(deadline) {
+	for canvases < 5 && time.Now().Before(deadline) {
 		canvases, _ = eval(`document.querySelectorAll("#detail .uplot canvas").length`).(float64)
 		titles, _ = eval(`[...document.querySelectorAll("#detail .u-title")].map(e => e.textContent).join("|")`).(string)
 		time.Sleep(100 * time.Millisecond)
 	}
 	shot("done")
-	for _, want := range []string{"transactions per minute", "failed transactions", "latency", "CPU µs per transaction"} {
+	for _, want := range []string{"transactions per minute", "mean latency each second", "failed transactions", "latency by percentile", "CPU µs per transaction"} {
 		if !strings.Contains(titles, want) {
 			t.Errorf("finished job: %v chart canvases, titles %q; want %q (throughput, errors, latency, cost)", canvases, titles, want)
 		}

@@ -228,8 +228,8 @@ function liveBlock(j) {
   // comes from the database.
   block.append(el("h3", {}, "Live ", phase, el("span", { class: "muted" }, " · counted by sledge, each second")),
     el("div", { class: "figures" }, el("span", {}, "TPM", tpm), el("span", {}, "NOPM", nopm)));
-  const data = [[], [], []];
-  let chart = null;
+  const data = [[], [], []], lat = [[], []];
+  let chart = null, latChart = null;
   liveAbort = new AbortController();
   const signal = liveAbort.signal;
   events(j.id, signal, (t) => {
@@ -240,6 +240,9 @@ function liveBlock(j) {
     block.dataset.ticks = data[0].length; // how many seconds the chart holds
     if (!chart) chart = lineChart(block, "transactions per minute (live)", "s", ["TPM", "NOPM"], data);
     else chart.setData(data);
+    lat[0].push(t.t); lat[1].push(t.mean_ms);
+    if (!latChart) latChart = lineChart(block, "mean latency, ms (live)", "s", ["mean"], lat);
+    else latChart.setData(lat);
   }, () => { if (!signal.aborted && openId === j.id) { refresh(); openJob(j.id); } });
   return block;
 }
@@ -280,6 +283,10 @@ async function throughput(box, j) {
   if (ts.meter) { series.push(ts.meter); data.push(ts.samples.map((s) => s.nopm)); }
   box.append(el("h3", {}, "Throughput"));
   lineChart(box, "transactions per minute, each second", "s", series, data);
+  if (ts.samples.some((s) => s.mean_ms != null)) {
+    box.append(el("h3", {}, "Latency over time"));
+    lineChart(box, "mean latency each second, ms", "s", ["mean"], [x, ts.samples.map((s) => s.mean_ms)]);
+  }
   // Failed transactions (not retried, or out of retries) each second; the
   // result's table has the retries per type.
   box.append(el("h3", {}, "Errors"));
