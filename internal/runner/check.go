@@ -32,11 +32,22 @@ type CheckJSON struct {
 	Ms         int64  `json:"ms"`
 }
 
+// CheckResult is what `sledge check --json` prints. Its fields are in
+// the order the keys have always been printed (they were a map's,
+// sorted): scripts that compare the text see no change.
+type CheckResult struct {
+	Checks   []CheckJSON `json:"checks"`
+	Database string      `json:"database"`
+	OK       bool        `json:"ok"`
+	Passed   bool        `json:"passed"` // the same as ok: the older key
+	Workload string      `json:"workload"`
+}
+
 // Check runs w's consistency conditions on the database at url, records
 // them in env.Job and returns the result --json prints (issue 2's keys)
 // and how many conditions failed. explicit: the user named the database
 // (the error for a missing schema says how to build it there).
-func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, explicit bool) (map[string]any, int, error) {
+func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, explicit bool) (*CheckResult, int, error) {
 	// Prepared: the checks are plain statements in every mode, and a
 	// schema whose routines were dropped (block mode needs none) is still
 	// checkable.
@@ -92,7 +103,7 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 			env.Checked(r)
 		}
 	}
-	result := map[string]any{"workload": w.Name(), "database": s.URL, "ok": failed == 0, "passed": failed == 0, "checks": out}
+	result := &CheckResult{Workload: w.Name(), Database: s.URL, OK: failed == 0, Passed: failed == 0, Checks: out}
 	env.Job.SetSummary(result)
 	return result, failed, nil
 }
