@@ -1,0 +1,133 @@
+package queries
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// The eight tables (docs/tpch.md part 2), keys after the load. The type
+// functions render the spec's column types per dialect: identifiers,
+// decimals with two places, fixed and variable text, dates.
+const schemaText = `
+CREATE TABLE region (
+    r_regionkey  {{ident}} NOT NULL,
+    r_name       {{char 25}} NOT NULL,
+    r_comment    {{varchar 152}})
+;
+CREATE TABLE nation (
+    n_nationkey  {{ident}} NOT NULL,
+    n_name       {{char 25}} NOT NULL,
+    n_regionkey  {{ident}} NOT NULL,
+    n_comment    {{varchar 152}})
+;
+CREATE TABLE supplier (
+    s_suppkey    {{ident}} NOT NULL,
+    s_name       {{char 25}} NOT NULL,
+    s_address    {{varchar 40}} NOT NULL,
+    s_nationkey  {{ident}} NOT NULL,
+    s_phone      {{char 15}} NOT NULL,
+    s_acctbal    {{decimal}} NOT NULL,
+    s_comment    {{varchar 101}} NOT NULL)
+;
+CREATE TABLE part (
+    p_partkey     {{ident}} NOT NULL,
+    p_name        {{varchar 55}} NOT NULL,
+    p_mfgr        {{char 25}} NOT NULL,
+    p_brand       {{char 10}} NOT NULL,
+    p_type        {{varchar 25}} NOT NULL,
+    p_size        {{integer}} NOT NULL,
+    p_container   {{char 10}} NOT NULL,
+    p_retailprice {{decimal}} NOT NULL,
+    p_comment     {{varchar 23}} NOT NULL)
+;
+CREATE TABLE partsupp (
+    ps_partkey    {{ident}} NOT NULL,
+    ps_suppkey    {{ident}} NOT NULL,
+    ps_availqty   {{integer}} NOT NULL,
+    ps_supplycost {{decimal}} NOT NULL,
+    ps_comment    {{varchar 199}} NOT NULL)
+;
+CREATE TABLE customer (
+    c_custkey    {{ident}} NOT NULL,
+    c_name       {{varchar 25}} NOT NULL,
+    c_address    {{varchar 40}} NOT NULL,
+    c_nationkey  {{ident}} NOT NULL,
+    c_phone      {{char 15}} NOT NULL,
+    c_acctbal    {{decimal}} NOT NULL,
+    c_mktsegment {{char 10}} NOT NULL,
+    c_comment    {{varchar 117}} NOT NULL)
+;
+CREATE TABLE orders (
+    o_orderkey      {{ident}} NOT NULL,
+    o_custkey       {{ident}} NOT NULL,
+    o_orderstatus   {{char 1}} NOT NULL,
+    o_totalprice    {{decimal}} NOT NULL,
+    o_orderdate     {{dateType}} NOT NULL,
+    o_orderpriority {{char 15}} NOT NULL,
+    o_clerk         {{char 15}} NOT NULL,
+    o_shippriority  {{integer}} NOT NULL,
+    o_comment       {{varchar 79}} NOT NULL)
+;
+CREATE TABLE lineitem (
+    l_orderkey      {{ident}} NOT NULL,
+    l_partkey       {{ident}} NOT NULL,
+    l_suppkey       {{ident}} NOT NULL,
+    l_linenumber    {{integer}} NOT NULL,
+    l_quantity      {{decimal}} NOT NULL,
+    l_extendedprice {{decimal}} NOT NULL,
+    l_discount      {{decimal}} NOT NULL,
+    l_tax           {{decimal}} NOT NULL,
+    l_returnflag    {{char 1}} NOT NULL,
+    l_linestatus    {{char 1}} NOT NULL,
+    l_shipdate      {{dateType}} NOT NULL,
+    l_commitdate    {{dateType}} NOT NULL,
+    l_receiptdate   {{dateType}} NOT NULL,
+    l_shipinstruct  {{char 25}} NOT NULL,
+    l_shipmode      {{char 10}} NOT NULL,
+    l_comment       {{varchar 44}} NOT NULL)
+`
+
+// typeFuncs render the spec's column types (docs/tpch.md part 2): MariaDB
+// text in a binary collation (case-sensitive LIKE, byte order), SQLite
+// dates as YYYY-MM-DD text and decimals as REAL.
+func typeFuncs(d Dialect) template.FuncMap {
+	text := func(kind string) func(n int) string {
+		return func(n int) string {
+			switch d {
+			case SQLite:
+				return "TEXT"
+			case MySQL:
+				return fmt.Sprintf("%s(%d) CHARACTER SET latin1 COLLATE latin1_bin", strings.ToUpper(kind), n)
+			}
+			return fmt.Sprintf("%s(%d) COLLATE \"C\"", kind, n)
+		}
+	}
+	return template.FuncMap{
+		"ident":   func() string { return map[Dialect]string{Postgres: "integer", MySQL: "INT", SQLite: "INTEGER"}[d] },
+		"integer": func() string { return map[Dialect]string{Postgres: "integer", MySQL: "INT", SQLite: "INTEGER"}[d] },
+		"decimal": func() string {
+			return map[Dialect]string{Postgres: "numeric(15,2)", MySQL: "DECIMAL(15,2)", SQLite: "REAL"}[d]
+		},
+		"char":     text("char"),
+		"varchar":  text("varchar"),
+		"dateType": func() string { return map[Dialect]string{Postgres: "date", MySQL: "DATE", SQLite: "TEXT"}[d] },
+	}
+}
+
+// Schema is the CREATE TABLE statements of the eight tables in dialect d.
+func Schema(d Dialect) []string {
+	t := template.Must(template.New("schema").Funcs(typeFuncs(d)).Parse(schemaText))
+	var b bytes.Buffer
+	if err := t.Execute(&b, nil); err != nil {
+		panic(err) // the text above is fixed: a bug
+	}
+	var out []string
+	for _, st := range strings.Split(b.String(), ";") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
