@@ -16,6 +16,7 @@ var distsFile string
 type dist struct {
 	names []string
 	cum   []int64
+	at    []uint8 // at[j−1] is the entry pick returns for j (small lists)
 }
 
 func (d *dist) total() int64 { return d.cum[len(d.cum)-1] }
@@ -24,12 +25,35 @@ func (d *dist) total() int64 { return d.cum[len(d.cum)-1] }
 // cumulative weight is ≥ j. One draw.
 func (d *dist) pick(s *stream) int {
 	j := s.unif(1, d.total())
+	if d.at != nil {
+		return int(d.at[j-1])
+	}
 	for i, c := range d.cum {
 		if c >= j {
 			return i
 		}
 	}
 	return len(d.cum) - 1
+}
+
+// index builds the lookup table of pick for lists with non-decreasing
+// cumulative weights and a small total (all but nations, whose weights are
+// region-key steps).
+func (d *dist) index() {
+	if len(d.cum) == 0 || len(d.cum) > 256 || d.total() > 4096 {
+		return
+	}
+	at := make([]uint8, 0, d.total())
+	var prev int64
+	for i, c := range d.cum {
+		if c < prev {
+			return
+		}
+		for ; prev < c; prev++ {
+			at = append(at, uint8(i))
+		}
+	}
+	d.at = at
 }
 
 var (
@@ -54,6 +78,7 @@ func parseDists(text string) map[string]*dist {
 			continue
 		case strings.HasPrefix(low, "end "):
 			if cur != nil {
+				cur.index()
 				m[name] = cur
 			}
 			cur = nil
