@@ -26,7 +26,8 @@ type Scale struct {
 
 // NewScale checks sf and computes the counts the way dbgen does: below 1
 // every base count is multiplied by ⌊1000·SF⌋/1000 (at least 1 row) and
-// everything else is as at SF 1; from 1 up SF must be a whole number.
+// everything else is as at SF 1; from 1 up SF must be a whole number, below
+// 30,000.
 func NewScale(sf float64) (Scale, error) {
 	if !(sf > 0) || math.IsInf(sf, 0) {
 		return Scale{}, fmt.Errorf("dbgen: scale factor %v must be positive", sf)
@@ -43,6 +44,10 @@ func NewScale(sf float64) (Scale, error) {
 		mult = 1
 	} else if sf != math.Trunc(sf) {
 		return Scale{}, fmt.Errorf("dbgen: scale factor %v above 1 must be a whole number", sf)
+	} else if sf >= 30_000 {
+		// From SF 30,000 dbgen draws o_custkey and l_partkey from a 64-bit
+		// generator (tpch.md 4.1), which this package does not implement.
+		return Scale{}, fmt.Errorf("dbgen: scale factor %v is not supported (at most 10000)", sf)
 	}
 	sc.Suppliers = count(baseSupplier)
 	sc.Parts = count(basePart)

@@ -1,6 +1,9 @@
 package dbgen
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 // Skipping ahead by modular exponentiation lands where stepping does.
 func TestStreamSkip(t *testing.T) {
@@ -48,7 +51,7 @@ func TestScale(t *testing.T) {
 			t.Errorf("SF %v: %+v (refresh %d)", tc.sf, sc, sc.RefreshCount())
 		}
 	}
-	for _, bad := range []float64{0, -1, 0.0001, 1.5} {
+	for _, bad := range []float64{0, -1, 0.0001, 1.5, 30_000, math.NaN(), math.Inf(1)} {
 		if _, err := NewScale(bad); err == nil {
 			t.Errorf("SF %v accepted", bad)
 		}
