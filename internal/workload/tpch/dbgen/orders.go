@@ -55,7 +55,7 @@ func NewOrderGen(sc Scale, row int64) *OrderGen {
 }
 
 // NewRefreshGen returns the generator of refresh set n (1-based, part 6):
-// Count() orders keyed with seq 1, their streams positioned after the
+// sc.RefreshCount() orders keyed with seq 1, their streams positioned after the
 // initial population.
 func NewRefreshGen(sc Scale, n int64) *OrderGen {
 	i := (n-1)*sc.RefreshCount() + 1

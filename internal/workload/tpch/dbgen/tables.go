@@ -1,6 +1,7 @@
 package dbgen
 
 import (
+	"slices"
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/workload"
@@ -33,14 +34,14 @@ var (
 func Tables(sc Scale) []workload.Table {
 	nb := func(n int64) int { return int((n + batchRows - 1) / batchRows) }
 	return []workload.Table{
-		{Name: "region", Columns: RegionColumns, Batches: 1, Rows: 5, Fill: fillRegion},
-		{Name: "nation", Columns: NationColumns, Batches: 1, Rows: 25, Fill: fillNation},
-		{Name: "supplier", Columns: SupplierColumns, Batches: nb(sc.Suppliers), Rows: sc.Suppliers, Fill: sc.fillSupplier},
-		{Name: "customer", Columns: CustomerColumns, Batches: nb(sc.Customers), Rows: sc.Customers, Fill: sc.fillCustomer},
-		{Name: "part", Columns: PartColumns, Batches: nb(sc.Parts), Rows: sc.Parts, Fill: sc.fillPart},
-		{Name: "partsupp", Columns: PartSuppColumns, Batches: nb(sc.Parts), Rows: sc.PartSupps(), Fill: sc.fillPartSupp},
-		{Name: "orders", Columns: OrdersColumns, Batches: nb(sc.Orders), Rows: sc.Orders, Fill: sc.fillOrders},
-		{Name: "lineitem", Columns: LineItemColumns, Batches: nb(sc.Orders), Rows: sc.LineItems(), Fill: sc.fillLineItem},
+		{Name: "region", Columns: slices.Clone(RegionColumns), Batches: 1, Rows: 5, Fill: fillRegion},
+		{Name: "nation", Columns: slices.Clone(NationColumns), Batches: 1, Rows: 25, Fill: fillNation},
+		{Name: "supplier", Columns: slices.Clone(SupplierColumns), Batches: nb(sc.Suppliers), Rows: sc.Suppliers, Fill: sc.fillSupplier},
+		{Name: "customer", Columns: slices.Clone(CustomerColumns), Batches: nb(sc.Customers), Rows: sc.Customers, Fill: sc.fillCustomer},
+		{Name: "part", Columns: slices.Clone(PartColumns), Batches: nb(sc.Parts), Rows: sc.Parts, Fill: sc.fillPart},
+		{Name: "partsupp", Columns: slices.Clone(PartSuppColumns), Batches: nb(sc.Parts), Rows: sc.PartSupps(), Fill: sc.fillPartSupp},
+		{Name: "orders", Columns: slices.Clone(OrdersColumns), Batches: nb(sc.Orders), Rows: sc.Orders, Fill: sc.fillOrders},
+		{Name: "lineitem", Columns: slices.Clone(LineItemColumns), Batches: nb(sc.Orders), Rows: sc.LineItems(), Fill: sc.fillLineItem},
 	}
 }
 
