@@ -106,3 +106,26 @@ func TestRefreshSets(t *testing.T) {
 		})
 	}
 }
+
+// tpch.md parts 1 and 4.7: lineitem counts from the line-count stream, and
+// order 1's customer depends on the scale (370 at SF 0.01, 36901 at SF 1).
+func TestOrdersScale(t *testing.T) {
+	for _, tc := range []struct {
+		sf    float64
+		lines int64
+		cust1 int64
+	}{{0.01, 60_175, 370}, {0.1, 600_572, 0}, {1, 6_001_215, 36_901}} {
+		sc, err := NewScale(tc.sf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := sc.LineItems(); n != tc.lines {
+			t.Errorf("SF %v: %d lineitems, want %d", tc.sf, n, tc.lines)
+		}
+		var o Order
+		NewOrderGen(sc, 1).Next(&o)
+		if tc.cust1 != 0 && o.CustKey != tc.cust1 {
+			t.Errorf("SF %v: order 1 has customer %d, want %d", tc.sf, o.CustKey, tc.cust1)
+		}
+	}
+}
