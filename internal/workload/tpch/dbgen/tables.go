@@ -238,3 +238,50 @@ func appendRow(buf [][]any, ncols int) [][]any {
 	}
 	return append(buf, make([]any, ncols))
 }
+
+// RefreshTables returns the rows refresh function 1 inserts for update set
+// n (1-based, tpch.md part 6) as row sources: the set's orders, then their
+// lineitems, in batches of batchRows orders. RF2 deletes the orders of
+// sc.RefreshDeletes(n) and their lines.
+func RefreshTables(sc Scale, n int64) []workload.Table {
+	cnt := sc.RefreshCount()
+	nb := int((cnt + batchRows - 1) / batchRows)
+	gen := func(i int) (*OrderGen, int64) {
+		first, k := batch(i, cnt)
+		keyRow := (n-1)*cnt + first
+		return newOrderGen(sc, keyRow, sc.Orders+keyRow, 1), k
+	}
+	var lines int64
+	s := newStream(sdOLcnt, sc.Orders+(n-1)*cnt+1)
+	for range cnt {
+		lines += s.unif(1, 7)
+		s.endRow()
+	}
+	return []workload.Table{
+		{Name: "orders", Columns: slices.Clone(OrdersColumns), Batches: nb, Rows: cnt,
+			Fill: func(i int, buf [][]any) [][]any {
+				g, k := gen(i)
+				buf = rows(buf, int(k), len(OrdersColumns))
+				var o Order
+				for _, row := range buf {
+					g.Next(&o)
+					OrderRow(&o, row)
+				}
+				return buf
+			}},
+		{Name: "lineitem", Columns: slices.Clone(LineItemColumns), Batches: nb, Rows: lines,
+			Fill: func(i int, buf [][]any) [][]any {
+				g, k := gen(i)
+				buf = buf[:0]
+				var o Order
+				for range k {
+					g.Next(&o)
+					for j := range o.NumLines {
+						buf = appendRow(buf, len(LineItemColumns))
+						LineItemRow(&o.Lines[j], buf[len(buf)-1])
+					}
+				}
+				return buf
+			}},
+	}
+}

@@ -119,3 +119,38 @@ func TestTablesConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// Refresh set row sources: set 1 at SF 0.01 starts with part 4.7's RF1
+// vectors, has 10 orders and 37 lines, and set 2's keys follow on.
+func TestRefreshTables(t *testing.T) {
+	sc, err := NewScale(0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		set          int64
+		first, lines int64
+	}{{1, 9, 37}, {2, 43, 44}} {
+		t.Run(fmt.Sprintf("set=%d", tc.set), func(t *testing.T) {
+			tabs := RefreshTables(sc, tc.set)
+			orders, lines := tabs[0].Fill(0, nil), tabs[1].Fill(0, nil)
+			if int64(len(orders)) != 10 || tabs[0].Rows != 10 || tabs[0].Batches != 1 {
+				t.Errorf("%d orders (Rows %d, Batches %d), want 10", len(orders), tabs[0].Rows, tabs[0].Batches)
+			}
+			if int64(len(lines)) != tc.lines || tabs[1].Rows != tc.lines {
+				t.Errorf("%d lines (Rows %d), want %d", len(lines), tabs[1].Rows, tc.lines)
+			}
+			if orders[0][0] != tc.first || lines[0][0] != tc.first {
+				t.Errorf("first keys %v, %v, want %d", orders[0][0], lines[0][0], tc.first)
+			}
+			if tc.set == 1 {
+				if got := cellString(t, orders[0][3]); got != "179366.58" {
+					t.Errorf("first order's total %s, want 179366.58", got)
+				}
+				if got := cellString(t, lines[0][15]); got != "efully final platelets are slyly" {
+					t.Errorf("first line's comment %q", got)
+				}
+			}
+		})
+	}
+}
