@@ -1,9 +1,9 @@
 // Package dbgen generates the rows of a TPC-H-derived data set exactly as
 // TPC's dbgen 2.14 does, as a pure function of the scale factor. It follows
-// the description in issue 15's tpch.md (parts 3, 4 and 6): one Park–Miller stream
-// per column, fixed seeds, a fixed number of draws per row (so any row range
-// can be generated on its own), weighted picks from dbgen's dists.dss and
-// comments cut from one shared 300 MiB text pool.
+// the description in issue 15's tpch.md (parts 3, 4 and 6): one Park–Miller
+// stream per column, fixed seeds, a fixed number of draws per row (so any
+// row range can be generated on its own), weighted picks from dbgen's
+// dists.dss and comments cut from one shared 300 MiB text pool.
 package dbgen
 
 const (
