@@ -131,3 +131,13 @@ func TestDigestsSF01(t *testing.T) {
 	}
 	checkDigests(t, 0.1, 1)
 }
+
+// RegionOf follows the nations' region keys without the text pool.
+func TestRegionOf(t *testing.T) {
+	for n, want := range map[string]string{"BRAZIL": "AMERICA", "GERMANY": "EUROPE", "SAUDI ARABIA": "MIDDLE EAST",
+		"JAPAN": "ASIA", "KENYA": "AFRICA", "ATLANTIS": ""} {
+		if got := RegionOf(n); got != want {
+			t.Errorf("RegionOf(%s) = %q, want %q", n, got, want)
+		}
+	}
+}

@@ -5,69 +5,34 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/sledge-bench/sledge/internal/workload/tpch/dbgen"
 )
 
-// specLists are the lists of the specification's §4.2.2.13 and §4.2.3,
-// picked uniformly: enough to check qgen's rules (ranges, distinct
-// picks, determinism). The workload picks with dbgen's weights.
-type specLists map[string][]string
-
-func (l specLists) Pick(list string, r *Stream) string {
-	xs := l[list]
-	return xs[r.Int(0, int64(len(xs)-1))]
-}
-
-func newSpecLists() specLists {
-	var types, cntr []string
-	for _, a := range []string{"STANDARD", "SMALL", "MEDIUM", "LARGE", "ECONOMY", "PROMO"} {
-		for _, b := range []string{"ANODIZED", "BURNISHED", "PLATED", "POLISHED", "BRUSHED"} {
-			for _, c := range []string{"TIN", "NICKEL", "BRASS", "STEEL", "COPPER"} {
-				types = append(types, a+" "+b+" "+c)
-			}
-		}
-	}
-	for _, a := range []string{"SM", "LG", "MED", "JUMBO", "WRAP"} {
-		for _, b := range []string{"CASE", "BOX", "BAG", "JAR", "PKG", "PACK", "CAN", "DRUM"} {
-			cntr = append(cntr, a+" "+b)
-		}
-	}
-	return specLists{
-		"regions": {"AFRICA", "AMERICA", "ASIA", "EUROPE", "MIDDLE EAST"},
-		"nations": {"ALGERIA", "ARGENTINA", "BRAZIL", "CANADA", "EGYPT", "ETHIOPIA", "FRANCE", "GERMANY", "INDIA",
-			"INDONESIA", "IRAN", "IRAQ", "JAPAN", "JORDAN", "KENYA", "MOROCCO", "MOZAMBIQUE", "PERU", "CHINA",
-			"ROMANIA", "SAUDI ARABIA", "VIETNAM", "RUSSIA", "UNITED KINGDOM", "UNITED STATES"},
-		"msegmnt": {"AUTOMOBILE", "BUILDING", "FURNITURE", "MACHINERY", "HOUSEHOLD"},
-		"smode":   {"REG AIR", "AIR", "RAIL", "SHIP", "TRUCK", "MAIL", "FOB"},
-		"p_types": types, "p_cntr": cntr,
-		"colors": {"almond", "forest", "green", "red", "blue"},
-		"Q13a":   {"special", "pending", "unusual", "express"},
-		"Q13b":   {"packages", "requests", "accounts", "deposits"},
-	}
-}
-
-// The Park–Miller stream and UnifInt as docs/tpch.md part 4.1 gives them.
+// The Park–Miller stream as docs/tpch.md part 4.1 gives it.
 func TestStream(t *testing.T) {
-	r := NewStream(1)
-	if got := r.next(); got != 16807 {
+	r := dbgen.NewStream(1)
+	if got := r.Next(); got != 16807 {
 		t.Errorf("first step from 1: %d, want 16807", got)
 	}
-	r = NewStream(1)
 	for i := 0; i < 10000; i++ {
 		if v := r.Int(60, 120); v < 60 || v > 120 {
 			t.Fatalf("U[60..120] gave %d", v)
 		}
+	}
+	if p := dbgen.NewStream(5).Pick("Q13a"); p != "special" && p != "pending" && p != "unusual" && p != "express" {
+		t.Errorf("Q13a pick %q", p)
 	}
 }
 
 // A seed always yields the same parameters, each stream its own, within
 // the specification's ranges; every random query renders and runs.
 func TestRandomParams(t *testing.T) {
-	l := newSpecLists()
 	draw := func(seed int64, stream int) [Queries + 1]Params {
 		var out [Queries + 1]Params
 		seeds := Seeds(seed, stream)
 		for q := 1; q <= Queries; q++ {
-			out[q] = Random(q, 0.01, seeds[q], l)
+			out[q] = Random(q, 0.01, seeds[q])
 		}
 		return out
 	}
