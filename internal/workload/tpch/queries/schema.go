@@ -131,3 +131,38 @@ func Schema(d Dialect) []string {
 	}
 	return out
 }
+
+// indexText are the keys and the indexes the specification allows (§1.5:
+// primary keys, foreign-key columns, single date columns; docs/tpch.md
+// part 11's minimal set), created after the load. Unique indexes stand
+// for the primary keys: the one form all three databases add to a
+// loaded table.
+const indexText = `
+CREATE UNIQUE INDEX region_pk ON region (r_regionkey);
+CREATE UNIQUE INDEX nation_pk ON nation (n_nationkey);
+CREATE UNIQUE INDEX supplier_pk ON supplier (s_suppkey);
+CREATE UNIQUE INDEX part_pk ON part (p_partkey);
+CREATE UNIQUE INDEX partsupp_pk ON partsupp (ps_partkey, ps_suppkey);
+CREATE UNIQUE INDEX customer_pk ON customer (c_custkey);
+CREATE UNIQUE INDEX orders_pk ON orders (o_orderkey);
+CREATE UNIQUE INDEX lineitem_pk ON lineitem (l_orderkey, l_linenumber);
+CREATE INDEX nation_region ON nation (n_regionkey);
+CREATE INDEX supplier_nation ON supplier (s_nationkey);
+CREATE INDEX customer_nation ON customer (c_nationkey);
+CREATE INDEX partsupp_supplier ON partsupp (ps_suppkey);
+CREATE INDEX orders_customer ON orders (o_custkey);
+CREATE INDEX lineitem_part_supplier ON lineitem (l_partkey, l_suppkey);
+CREATE INDEX lineitem_supplier ON lineitem (l_suppkey)
+`
+
+// Indexes are the statements that create the keys and indexes, the same
+// text in every dialect.
+func Indexes() []string {
+	var out []string
+	for _, st := range strings.Split(indexText, ";") {
+		if st = strings.TrimSpace(st); st != "" {
+			out = append(out, st)
+		}
+	}
+	return out
+}
