@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -39,6 +40,7 @@ func (l *lazyServer) get(t *testing.T) *testdb.Server {
 var (
 	pgServer    = &lazyServer{start: testdb.StartPostgres}
 	mariaServer = &lazyServer{start: testdb.StartMariaDB}
+	dbSeq       atomic.Int64
 )
 
 func TestMain(m *testing.M) {
@@ -58,6 +60,7 @@ func open(t *testing.T, d Dialect) *sql.DB {
 	t.Helper()
 	var db *sql.DB
 	var err error
+	name := fmt.Sprintf("tpch_queries_%d", dbSeq.Add(1)) // each test its own database
 	switch d {
 	case SQLite:
 		db = sqlite.OpenFile(filepath.Join(t.TempDir(), "tpch.db"))
@@ -69,10 +72,10 @@ func open(t *testing.T, d Dialect) *sql.DB {
 			t.Fatal(err)
 		}
 		defer admin.Close()
-		if _, err := admin.Exec("CREATE DATABASE tpch_queries"); err != nil {
+		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 			t.Fatal(err)
 		}
-		db, err = sql.Open("pgx", fmt.Sprintf("postgres://%s:%s@%s:%d/tpch_queries", s.User, s.Password, s.Host, s.Port))
+		db, err = sql.Open("pgx", fmt.Sprintf("postgres://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,10 +86,10 @@ func open(t *testing.T, d Dialect) *sql.DB {
 			t.Fatal(err)
 		}
 		defer admin.Close()
-		if _, err := admin.Exec("CREATE DATABASE tpch_queries"); err != nil {
+		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 			t.Fatal(err)
 		}
-		db, err = sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s:%d)/tpch_queries", s.User, s.Password, s.Host, s.Port))
+		db, err = sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s:%d)/%s", s.User, s.Password, s.Host, s.Port, name))
 		if err != nil {
 			t.Fatal(err)
 		}
