@@ -32,34 +32,17 @@ import (
 
 // The private servers, each started the first time a test needs it (so
 // the unit tests of this package need none) and stopped in TestMain.
-type lazyServer struct {
-	once  sync.Once
-	start func(context.Context) (*testdb.Server, error)
-	srv   *testdb.Server
-	err   error
-}
-
-func (l *lazyServer) get(t testing.TB) *testdb.Server {
-	t.Helper()
-	l.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		l.srv, l.err = l.start(ctx)
-	})
-	return testdb.Need(t, l.srv, l.err)
-}
-
 var (
-	pgServer    = &lazyServer{start: testdb.StartPostgres}
-	mariaServer = &lazyServer{start: testdb.StartMariaDB}
+	pgServer    = testdb.NewLazy(testdb.StartPostgres)
+	mariaServer = testdb.NewLazy(testdb.StartMariaDB)
 	dbSeq       atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, l := range []*lazyServer{pgServer, mariaServer} {
-		if err := l.srv.Stop(); err != nil && code == 0 {
-			fmt.Fprintln(os.Stderr, "stop", l.srv.Kind, err)
+	for _, l := range []*testdb.Lazy{pgServer, mariaServer} {
+		if err := l.Stop(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
 			code = 1
 		}
 	}
@@ -154,7 +137,7 @@ var (
 
 // freshPostgres copies a template built once (CREATE DATABASE … TEMPLATE).
 func freshPostgres(t testing.TB) string {
-	s := pgServer.get(t)
+	s := pgServer.Get(t)
 	pgTplOnce.Do(func() {
 		if code, _, stderr := sledge(t, "build", "tpcb", "--db", pgURL(s, "tpcb_tpl"), "--scale", "1", "--json"); code != 0 {
 			pgTplErr = fmt.Errorf("build template: exit %d: %s", code, stderr)
@@ -237,7 +220,7 @@ func mariaURL(s *testdb.Server, name string) string {
 
 // freshMariaDB builds a new database (the CLI's build creates it).
 func freshMariaDB(t testing.TB) string {
-	s := mariaServer.get(t)
+	s := mariaServer.Get(t)
 	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
 	u := mariaURL(s, name)
 	t.Cleanup(func() { dropMariaDB(s, name) })
@@ -636,7 +619,7 @@ func TestBuildSteps(t *testing.T) {
 		}
 		// The template database was vacuumed; a copy keeps the visibility
 		// map and the statistics, not pg_stat_user_tables, so look there.
-		q = postgresDB(t, pgURL(pgServer.get(t), "tpcb_tpl"))
+		q = postgresDB(t, pgURL(pgServer.Get(t), "tpcb_tpl"))
 		if got := ints(t, q, `SELECT count(*) FROM pg_stat_user_tables WHERE relname LIKE 'pgbench_%'
 			AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL`); got[0][0] != 4 {
 			t.Errorf("%d of the 4 tables vacuumed and analyzed", got[0][0])
@@ -712,7 +695,7 @@ func TestProcedureCheck(t *testing.T) {
 }
 
 func emptyPostgres(t *testing.T) string {
-	s := pgServer.get(t)
+	s := pgServer.Get(t)
 	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
 	if err := pgExec(s, "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
@@ -722,7 +705,7 @@ func emptyPostgres(t *testing.T) string {
 }
 
 func emptyMariaDB(t *testing.T) string {
-	s := mariaServer.get(t)
+	s := mariaServer.Get(t)
 	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
 	execIn(t, mariaURL(s, ""), "CREATE DATABASE "+name)
 	t.Cleanup(func() { dropMariaDB(s, name) })

@@ -1,14 +1,12 @@
 package queries
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -20,34 +18,17 @@ import (
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
-// lazyServer starts a private server the first time a test needs it.
-type lazyServer struct {
-	once  sync.Once
-	start func(context.Context) (*testdb.Server, error)
-	srv   *testdb.Server
-	err   error
-}
-
-func (l *lazyServer) get(t *testing.T) *testdb.Server {
-	l.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		l.srv, l.err = l.start(ctx)
-	})
-	return testdb.Need(t, l.srv, l.err)
-}
-
 var (
-	pgServer    = &lazyServer{start: testdb.StartPostgres}
-	mariaServer = &lazyServer{start: testdb.StartMariaDB}
+	pgServer    = testdb.NewLazy(testdb.StartPostgres)
+	mariaServer = testdb.NewLazy(testdb.StartMariaDB)
 	dbSeq       atomic.Int64
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	for _, l := range []*lazyServer{pgServer, mariaServer} {
-		if err := l.srv.Stop(); err != nil && code == 0 {
-			fmt.Fprintln(os.Stderr, "stop", l.srv.Kind, err)
+	for _, l := range []*testdb.Lazy{pgServer, mariaServer} {
+		if err := l.Stop(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
 			code = 1
 		}
 	}
@@ -66,7 +47,7 @@ func open(t *testing.T, d Dialect) *sql.DB {
 		db = sqlite.OpenFile(filepath.Join(t.TempDir(), "tpch.db"))
 		db.SetMaxOpenConns(1) // the PRAGMA holds for this one connection
 	case Postgres:
-		s := pgServer.get(t)
+		s := pgServer.Get(t)
 		admin, err := sql.Open("pgx", fmt.Sprintf("postgres://%s:%s@%s:%d/postgres", s.User, s.Password, s.Host, s.Port))
 		if err != nil {
 			t.Fatal(err)
@@ -80,7 +61,7 @@ func open(t *testing.T, d Dialect) *sql.DB {
 			t.Fatal(err)
 		}
 	case MySQL:
-		s := mariaServer.get(t)
+		s := mariaServer.Get(t)
 		admin, err := sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s:%d)/", s.User, s.Password, s.Host, s.Port))
 		if err != nil {
 			t.Fatal(err)
@@ -108,32 +89,15 @@ func open(t *testing.T, d Dialect) *sql.DB {
 // wants, and returns how many there were and the first row's values.
 func rows(t *testing.T, db *sql.DB, st string) (int, []any) {
 	t.Helper()
-	rs, err := db.Query(st)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, st)
+	all := allRows(t, db, st)
+	if len(all) == 0 {
+		return 0, nil
 	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
-	n := 0
-	var first []any
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			first = vals
-		}
-		n++
+	first := make([]any, len(all[0]))
+	for i, v := range all[0] {
+		first[i] = v
 	}
-	if err := rs.Err(); err != nil {
-		t.Fatalf("%v\n%s", err, st)
-	}
-	return n, first
+	return len(all), first
 }
 
 // Every query runs on every database, with the validation values, on a

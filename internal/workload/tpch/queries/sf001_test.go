@@ -95,8 +95,11 @@ func allRows(t *testing.T, db *sql.DB, st string) [][]string {
 			if b, ok := v.([]byte); ok {
 				v = string(b)
 			}
-			if tm, ok := v.(time.Time); ok {
-				v = tm.Format("2006-01-02")
+			switch x := v.(type) {
+			case time.Time:
+				v = x.Format("2006-01-02")
+			case nil:
+				v = "NULL"
 			}
 			row[i] = strings.TrimSpace(fmt.Sprint(v))
 		}
