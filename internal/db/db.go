@@ -89,6 +89,20 @@ func TransporterOf(scheme string) (Transporter, bool) {
 	return t, ok
 }
 
+// OverTCP is u to host:port, with the query keys that named another way
+// to reach the server (socket=, host=, port=) left out: what each
+// Transporter's TCPURL returns once it knows the port.
+func OverTCP(u *url.URL, host, port string) *url.URL {
+	v := *u
+	q := v.Query()
+	for _, k := range []string{"socket", "host", "port"} {
+		q.Del(k)
+	}
+	v.Host = HostPort(host, port)
+	v.RawQuery = q.Encode()
+	return &v
+}
+
 // HostPort joins a host and a port, bracketing an IPv6 address.
 func HostPort(host, port string) string {
 	if strings.Contains(host, ":") {

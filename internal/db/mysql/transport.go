@@ -27,18 +27,11 @@ func (driver) UnixURL(u *url.URL, socket string) *url.URL {
 
 // TCPURL is u to host:port, 3306 by default.
 func (driver) TCPURL(u *url.URL, host string, port int) *url.URL {
-	v := *u
-	q := v.Query()
 	p := strconv.Itoa(port)
 	if port == 0 {
 		p = "3306"
 	}
-	q.Del("socket")
-	q.Del("host")
-	q.Del("port")
-	v.Host = db.HostPort(host, p)
-	v.RawQuery = q.Encode()
-	return &v
+	return db.OverTCP(u, host, p)
 }
 
 var _ db.Transporter = driver{}

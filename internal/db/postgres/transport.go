@@ -37,21 +37,14 @@ func (driver) UnixURL(u *url.URL, socket string) *url.URL {
 
 // TCPURL keeps a port= the socket URL named; else 5432.
 func (driver) TCPURL(u *url.URL, host string, port int) *url.URL {
-	v := *u
-	q := v.Query()
 	p := strconv.Itoa(port)
 	if port == 0 {
 		p = "5432"
-		if qp := q.Get("port"); qp != "" {
+		if qp := u.Query().Get("port"); qp != "" {
 			p = qp
 		}
 	}
-	q.Del("host")
-	q.Del("port")
-	q.Del("socket")
-	v.Host = db.HostPort(host, p)
-	v.RawQuery = q.Encode()
-	return &v
+	return db.OverTCP(u, host, p)
 }
 
 var _ db.Transporter = driver{}
