@@ -248,8 +248,11 @@ func rawOr(r json.RawMessage, def string) string {
 
 // Create records j as a new running job of this process and sets its ID,
 // Status, PID and Started (when zero).
-func (s *Store) Create(ctx context.Context, j *Job) error {
-	j.Status = Running
+func (s *Store) Create(ctx context.Context, j *Job) error { return s.insert(ctx, j, Running) }
+
+// insert records j as a new job of this process with status st.
+func (s *Store) insert(ctx context.Context, j *Job, st Status) error {
+	j.Status = st
 	j.PID, j.procStart = selfProcess()
 	if j.Started.IsZero() {
 		j.Started = time.Now()
@@ -274,16 +277,7 @@ func (s *Store) Create(ctx context.Context, j *Job) error {
 // Queue records j as a job this process will run later (the service's
 // answer to a new job), with status queued; Claim starts it. A queued job
 // whose process dies is reconciled as incomplete, as a running one is.
-func (s *Store) Queue(ctx context.Context, j *Job) error {
-	if err := s.Create(ctx, j); err != nil {
-		return err
-	}
-	j.Status = Queued
-	if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET status = 'queued' WHERE id = ?`, j.ID); err != nil {
-		return fmt.Errorf("queue job %d: %w", j.ID, err)
-	}
-	return nil
-}
+func (s *Store) Queue(ctx context.Context, j *Job) error { return s.insert(ctx, j, Queued) }
 
 // Claim starts the queued job j.ID as running in this process, with j's
 // row (kind, workload, spec…) replacing what was queued. It fails when the
