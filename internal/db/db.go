@@ -446,6 +446,17 @@ type ScriptDB interface {
 	ConnectScript(ctx context.Context, p workload.Protocol) (workload.ScriptConn, error)
 }
 
+// SQLDB is implemented by databases that run SQL text a workload renders
+// for their dialect (workload.SQLConn: TPC-H's schema and queries).
+type SQLDB interface {
+	// Dialect is the SQL the database speaks, as workloads name it:
+	// "postgres", "mysql" (MariaDB and MySQL) or "sqlite".
+	Dialect() string
+	// ConnectSQL opens one session for such text. Its isolation is the
+	// database's default (at least READ COMMITTED; SQLite serializable).
+	ConnectSQL(ctx context.Context) (workload.SQLConn, error)
+}
+
 // TableLister is implemented by databases that can list the tables of the
 // schema a URL names, so that the leftovers of an interrupted build can be
 // told from an empty database.

@@ -2,7 +2,6 @@ package dbgen
 
 import (
 	"slices"
-	"time"
 
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -28,7 +27,8 @@ var (
 // Tables returns the eight tables of scale sc as sledge row sources, in
 // load order. Cells are int64 (identifiers, integers), float64 (decimals:
 // cents/100, exact when printed with two places), string (text; comments
-// share the text pool's memory) and time.Time (dates, UTC midnight). Every
+// share the text pool's memory; dates as YYYY-MM-DD, which every
+// database loads into its date type and SQLite keeps as ordered text). Every
 // batch is a pure function of sc and its index, so batches can be filled
 // on any goroutine in any order.
 func Tables(sc Scale) []workload.Table {
@@ -68,9 +68,8 @@ func batch(i int, n int64) (first, count int64) {
 // calendar's dates, quantities 1..50 and percentages 0..10 as decimals.
 var (
 	dateCells = func() (d [numDates]any) {
-		t0 := time.Date(1992, 1, 1, 0, 0, 0, 0, time.UTC)
 		for i := range d {
-			d[i] = t0.AddDate(0, 0, i)
+			d[i] = dates[i]
 		}
 		return d
 	}()
