@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,21 +183,7 @@ func TestAnswersAgreeAtSF001(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				for i, st := range sts {
-					if i == Answer(q) {
-						raw := anyRows(t, db, st)
-						got[q-1] = textRows(raw)
-						c := answers.NewCheck(0.01, q)
-						for _, r := range raw {
-							_ = c.Values(r) // Done returns the first mismatch
-						}
-						if err := c.Done(); err != nil {
-							t.Errorf("%s: %v", d, err)
-						}
-					} else if _, err := db.Exec(st); err != nil {
-						t.Fatalf("Q%d: %v\n%s", q, err, st)
-					}
-				}
+				got[q-1] = checkAnswer(t, d, db, q, 0.01, sts)
 			}
 			results[d] = got
 		})
@@ -223,5 +210,54 @@ func TestAnswersAgreeAtSF001(t *testing.T) {
 				t.Errorf("Q%d: %s and %s differ: %s", q+1, Dialects[0], d, diff)
 			}
 		}
+	}
+}
+
+// checkAnswer runs query q's statements sts on db and checks its answer
+// against the reference at scale factor sf; it returns the answer as text.
+func checkAnswer(t *testing.T, d Dialect, db *sql.DB, q int, sf float64, sts []string) [][]string {
+	t.Helper()
+	var got [][]string
+	for i, st := range sts {
+		if i != Answer(q) {
+			if _, err := db.Exec(st); err != nil {
+				t.Fatalf("Q%d: %v\n%s", q, err, st)
+			}
+			continue
+		}
+		raw := anyRows(t, db, st)
+		got = textRows(raw)
+		c := answers.NewCheck(sf, q)
+		for _, r := range raw {
+			_ = c.Values(r) // Done returns the first mismatch
+		}
+		if err := c.Done(); err != nil {
+			t.Errorf("%s: %v", d, err)
+		}
+	}
+	return got
+}
+
+// At SF 0.1 too, each database's answers are the reference answers. It
+// loads 0.1 GB of rows into each database through INSERTs: run it with
+// SLEDGE_TPCH_SF01=1.
+func TestAnswersAtSF01(t *testing.T) {
+	if os.Getenv("SLEDGE_TPCH_SF01") == "" {
+		t.Skip("set SLEDGE_TPCH_SF01=1 to load SF 0.1 into three databases and check the answers")
+	}
+	for _, d := range Dialects {
+		t.Run(string(d), func(t *testing.T) {
+			db := open(t, d)
+			load(t, db, 0.1)
+			for q := 1; q <= Queries; q++ {
+				sts, err := Render(d, q, 0, Validation(q, 0.1))
+				if err != nil {
+					t.Fatal(err)
+				}
+				start := time.Now()
+				checkAnswer(t, d, db, q, 0.1, sts)
+				t.Logf("Q%d %v", q, time.Since(start).Round(time.Millisecond))
+			}
+		})
 	}
 }
