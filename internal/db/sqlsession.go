@@ -3,6 +3,9 @@ package db
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strconv"
+	"time"
 
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -42,4 +45,91 @@ func (s SQLOnly) InTx(context.Context, workload.TxOptions, func(context.Context)
 
 func (s SQLOnly) errNamed() error {
 	return errors.New(s.DB + ": named statements are not available in a SQL text session")
+}
+
+// TextValues scans the rows of a database/sql result as the text of each
+// value, into buffers it reuses: no allocation per row beyond the
+// driver's. The zero value is ready; set Time before the first Targets.
+type TextValues struct {
+	// Time writes a time.Time value; nil: such a value is an error.
+	Time func(b []byte, t time.Time) []byte
+
+	cells []textValue
+	dest  []any // &cells[i]
+	vals  [][]byte
+}
+
+// Targets returns n scan targets for the rows of a result.
+func (tv *TextValues) Targets(n int) []any {
+	if len(tv.cells) < n {
+		tv.cells = make([]textValue, n)
+		tv.dest = make([]any, n)
+		tv.vals = make([][]byte, n)
+		for i := range tv.cells {
+			tv.cells[i].time = tv.Time
+			tv.dest[i] = &tv.cells[i]
+		}
+	}
+	tv.vals = tv.vals[:n]
+	return tv.dest[:n]
+}
+
+// Values returns the row scanned last: each value's text, nil for NULL.
+// They are valid until the next Scan (a []byte value is the driver's).
+func (tv *TextValues) Values() [][]byte {
+	for i := range tv.vals {
+		tv.vals[i] = tv.cells[i].v
+	}
+	return tv.vals
+}
+
+// notNull is the value of an empty text or blob: empty, not NULL.
+var notNull = []byte{}
+
+// textValue is a sql.Scanner that keeps one value as text: integers in
+// decimal, floats in strconv's shortest 'g' form, booleans as true or
+// false, text as it is in a buffer of its own, bytes by reference (the
+// driver's, valid until the next row), times by time.
+type textValue struct {
+	time func(b []byte, t time.Time) []byte
+	buf  []byte
+	v    []byte // nil: NULL
+}
+
+func (c *textValue) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		c.v = nil
+		return nil
+	case []byte:
+		c.v = v
+		if v == nil {
+			c.v = notNull
+		}
+		return nil
+	case int64:
+		c.buf = strconv.AppendInt(c.buf[:0], v, 10)
+	case uint64:
+		c.buf = strconv.AppendUint(c.buf[:0], v, 10)
+	case float64:
+		c.buf = strconv.AppendFloat(c.buf[:0], v, 'g', -1, 64)
+	case float32:
+		c.buf = strconv.AppendFloat(c.buf[:0], float64(v), 'g', -1, 32)
+	case string:
+		c.buf = append(c.buf[:0], v...)
+	case bool:
+		c.buf = strconv.AppendBool(c.buf[:0], v)
+	case time.Time:
+		if c.time == nil {
+			return fmt.Errorf("unsupported value type %T", src)
+		}
+		c.buf = c.time(c.buf[:0], v)
+	default:
+		return fmt.Errorf("unsupported value type %T", src)
+	}
+	c.v = c.buf
+	if c.v == nil {
+		c.v = notNull
+	}
+	return nil
 }

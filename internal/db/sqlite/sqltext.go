@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +38,7 @@ func (d *DB) ConnectSQL(ctx context.Context) (workload.SQLConn, error) {
 	}
 	return &sqlConn{
 		SQLOnly: db.SQLOnly{DB: "sqlite"},
+		row:     db.TextValues{Time: appendDate},
 		s: &scriptConn{
 			ScriptOnly: db.ScriptOnly{DB: "sqlite", Proto: workload.ProtoSimple},
 			d:          d,
@@ -54,9 +54,7 @@ func (d *DB) ConnectSQL(ctx context.Context) (workload.SQLConn, error) {
 type sqlConn struct {
 	db.SQLOnly // Mode, and the named-statement methods refused
 	s          *scriptConn
-	cells      []textCell
-	dest       []any // &cells[i]
-	vals       [][]byte
+	row        db.TextValues
 }
 
 // ExecSQL runs one statement; its rows, if any, are stepped through unread.
@@ -75,9 +73,9 @@ func (c *sqlConn) ExecSQL(ctx context.Context, text string) error {
 }
 
 // QuerySQL runs one statement and calls row with every row's values as
-// text: integers in decimal, reals as strconv's shortest 'g' form, text
-// and blobs as they are, dates (which the driver reads into time.Time
-// from a DATE column) as YYYY-MM-DD, nil for NULL.
+// text (db.TextValues): integers in decimal, reals as strconv's shortest
+// 'g' form, text and blobs as they are, dates (which mattn reads into a
+// time from a DATE column) as YYYY-MM-DD, nil for NULL.
 func (c *sqlConn) QuerySQL(ctx context.Context, text string, row func(vals [][]byte) error) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, c.fail(ctx, "query", text, err)
@@ -100,16 +98,13 @@ func (c *sqlConn) QuerySQL(ctx context.Context, text string, row func(vals [][]b
 	if err != nil {
 		return 0, c.fail(ctx, "query", text, err)
 	}
-	dest, vals := c.targets(len(cols))
+	dest := c.row.Targets(len(cols))
 	var n int64
 	for rs.Next() {
 		if err := rs.Scan(dest...); err != nil {
 			return n, c.fail(ctx, "query", text, err)
 		}
-		for i := range vals {
-			vals[i] = c.cells[i].v
-		}
-		if err := row(vals); err != nil {
+		if err := row(c.row.Values()); err != nil {
 			return n, err // rs.Close resets the statement
 		}
 		n++
@@ -121,20 +116,6 @@ func (c *sqlConn) QuerySQL(ctx context.Context, text string, row func(vals [][]b
 		return n, c.fail(ctx, "query", text, err)
 	}
 	return n, nil
-}
-
-// targets returns n scan targets and the slice of their values, reused
-// by every query.
-func (c *sqlConn) targets(n int) ([]any, [][]byte) {
-	if len(c.cells) < n {
-		c.cells = make([]textCell, n)
-		c.dest = make([]any, n)
-		c.vals = make([][]byte, n)
-		for i := range c.cells {
-			c.dest[i] = &c.cells[i]
-		}
-	}
-	return c.dest[:n], c.vals[:n]
 }
 
 // Close ends an open transaction (leaving the writer queue) and returns
@@ -151,49 +132,12 @@ func (c *sqlConn) fail(ctx context.Context, op, text string, err error) error {
 	return &scriptError{db.OpError{DB: "sqlite", Op: op, Stmt: db.FirstLine(strings.TrimSpace(text)), Err: err, Kind: kind(err)}}
 }
 
-// notNull is the value of an empty text or blob: empty, not NULL.
-var notNull = []byte{}
-
-// textCell is a sql.Scanner that keeps one value as text in a buffer of
-// its own (a blob is referenced: the driver's, valid until the next row).
-type textCell struct {
-	buf []byte
-	v   []byte // nil: NULL
-}
-
-func (c *textCell) Scan(src any) error {
-	switch v := src.(type) {
-	case nil:
-		c.v = nil
-		return nil
-	case int64:
-		c.buf = strconv.AppendInt(c.buf[:0], v, 10)
-	case float64:
-		c.buf = strconv.AppendFloat(c.buf[:0], v, 'g', -1, 64)
-	case string:
-		c.buf = append(c.buf[:0], v...)
-	case []byte:
-		c.v = v
-		if v == nil {
-			c.v = notNull
-		}
-		return nil
-	case bool:
-		c.buf = strconv.AppendBool(c.buf[:0], v)
-	case time.Time:
-		// mattn reads a DATE, DATETIME or TIMESTAMP column's text into a
-		// time; a date comes back as it was written.
-		if h, m, s := v.Clock(); h == 0 && m == 0 && s == 0 && v.Nanosecond() == 0 {
-			c.buf = v.AppendFormat(c.buf[:0], time.DateOnly)
-		} else {
-			c.buf = appendTime(c.buf[:0], v)
-		}
-	default:
-		return fmt.Errorf("unsupported value type %T", src)
+// appendDate writes what mattn read from a DATE, DATETIME or TIMESTAMP
+// column into a time: a date as it was written (YYYY-MM-DD), anything
+// else as SQLite stores a time.
+func appendDate(b []byte, t time.Time) []byte {
+	if h, m, s := t.Clock(); h == 0 && m == 0 && s == 0 && t.Nanosecond() == 0 {
+		return t.AppendFormat(b, time.DateOnly)
 	}
-	c.v = c.buf
-	if c.v == nil {
-		c.v = notNull
-	}
-	return nil
+	return appendTime(b, t)
 }
