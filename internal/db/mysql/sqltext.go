@@ -26,6 +26,7 @@ var (
 	_ workload.SQLConn   = (*sqlConn)(nil)
 	_ metrics.Wired      = (*sqlConn)(nil)
 	_ workload.Breakable = (*sqlConn)(nil)
+	_ db.ServerSessioner = (*sqlConn)(nil)
 )
 
 // killTimeout bounds the KILL that stops a cancelled statement's work on

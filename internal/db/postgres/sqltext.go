@@ -68,6 +68,13 @@ type sqlConn struct {
 
 func (c *sqlConn) Wire() *metrics.WireCounts { return c.wire }
 
+// Broken reports a connection pgconn has closed (connlost.go): lost, or
+// cancelled without an answer from the server within cancelDeadline.
+func (c *sqlConn) Broken() bool { return c.pc.IsClosed() }
+
+// ServerSession is the session's backend PID.
+func (c *sqlConn) ServerSession(context.Context) (int64, error) { return int64(c.pc.PID()), nil }
+
 // ExecSQL sends text as one Query message and reads its results unread.
 func (c *sqlConn) ExecSQL(ctx context.Context, text string) error {
 	if err := c.pc.Exec(ctx, text).Close(); err != nil {

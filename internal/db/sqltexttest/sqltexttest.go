@@ -257,8 +257,14 @@ func Run(t *testing.T, d Dialect) {
 			}
 			// Another session works.
 			Count(t, c, "sqlt")
+			b, breakable := s.(workload.Breakable)
 			if d.CancelKeeps {
 				Count(t, s, "sqlt")
+				if breakable && b.Broken() {
+					t.Error("Broken() after a cancelled statement")
+				}
+			} else if breakable && !b.Broken() {
+				t.Error("not Broken() after the driver closed the connection")
 			}
 		}},
 	} {
