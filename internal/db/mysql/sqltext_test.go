@@ -31,7 +31,8 @@ func TestSQLConn(t *testing.T) {
 			{"2", "-3.00", "it's two", "1992-01-01", "x"},
 			{"3", nil, nil, nil, nil},
 		},
-		Sum: []any{"3", "9.50"},
+		Terminate: "KILL %d",
+		Sum:       []any{"3", "9.50"},
 	})
 }
 

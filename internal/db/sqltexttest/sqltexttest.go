@@ -6,6 +6,7 @@ package sqltexttest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,9 @@ type Dialect struct {
 	// Rows is what "SELECT k, amount, name, day, note FROM sqlt ORDER BY
 	// k" gives for the rows Run inserts (nil: NULL).
 	Rows [][]any
+	// Terminate ends the server session whose id (db.ServerSessioner) is
+	// its %d; "": no server.
+	Terminate string
 	// Analyze updates sqlt's statistics; "" is "ANALYZE sqlt".
 	Analyze string
 	// Sum is what "SELECT count(*), sum(amount) FROM sqlt" gives.
@@ -265,6 +269,30 @@ func Run(t *testing.T, d Dialect) {
 				}
 			} else if breakable && !b.Broken() {
 				t.Error("not Broken() after the driver closed the connection")
+			}
+		}},
+		{"connection lost", func(t *testing.T) {
+			if d.Terminate == "" {
+				t.Skip("no server")
+			}
+			s := Connect(t, d.DB)
+			id, err := s.(db.ServerSessioner).ServerSession(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			Exec(t, c, fmt.Sprintf(d.Terminate, id))
+			var lost error
+			for range 50 { // the server may take a moment
+				if _, _, lost = Query(ctx, s, "SELECT 1"); lost != nil {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !errors.Is(lost, workload.ErrConnLost) {
+				t.Errorf("%v, want ErrConnLost", lost)
+			}
+			if b, ok := s.(workload.Breakable); ok && !b.Broken() {
+				t.Error("not Broken() after the connection was lost")
 			}
 		}},
 	} {
