@@ -281,6 +281,58 @@ func TestContractBuild(t *testing.T) {
 	}
 }
 
+// Issue 15: the TPC-H-derived workload's commands and --json keys
+// (tpch.md part 9.1, docs/contracts.md).
+func TestContractTPCH(t *testing.T) {
+	home := t.TempDir()
+	u := "sqlite://" + filepath.Join(home, "tpch.db")
+	stdout, stderr, code := runCLI(t, home, "build", "tpch", "--db", u, "--scale", "0.01", "--json")
+	if code != ExitOK {
+		t.Fatalf("build tpch: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "build tpch --json", stdout, map[string]kind{
+		"workload": jString, "database": jString, "scale": jString, "rows": jNumber, "load_s": jNumber, "total_s": jNumber, "completed": jBool,
+	})
+	runKeys := map[string]kind{
+		"workload": jString, "scale": jNumber, "streams": jNumber, "power": jNumNil, "throughput": jNumNil, "qphh": jNumNil,
+		"throughput_seconds": jNumNil, "queries[].stream": jNumber, "queries[].query": jNumber, "queries[].seconds": jNumber,
+		"queries[].rows": jNumber, "refresh[].stream": jNumber, "refresh[].function": jString, "refresh[].seconds": jNumber,
+	}
+	stdout, stderr, code = runCLI(t, home, "run", "tpch", "--db", u, "--streams", "2", "--json")
+	if code != ExitOK {
+		t.Fatalf("run tpch: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "run tpch --json", stdout, runKeys)
+	var both struct {
+		Workload   string   `json:"workload"`
+		Power      *float64 `json:"power"`
+		Throughput *float64 `json:"throughput"`
+		QphH       *float64 `json:"qphh"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &both); err != nil || both.Workload != "tpch" || both.Power == nil || both.Throughput == nil || both.QphH == nil {
+		t.Errorf("run tpch (both tests): %v %s", err, stdout)
+	}
+	// One test alone: the other figure and qphh are null.
+	stdout, stderr, code = runCLI(t, home, "run", "tpch", "--db", u, "--test", "power", "--json")
+	if code != ExitOK {
+		t.Fatalf("run tpch --test power: exit %d: %s", code, stderr)
+	}
+	for _, k := range []string{`"throughput": null`, `"qphh": null`, `"throughput_seconds": null`} {
+		if !strings.Contains(stdout, k) {
+			t.Errorf("run tpch --test power: no %s in %s", k, stdout)
+		}
+	}
+	stdout, stderr, code = runCLI(t, home, "check", "tpch", "--db", u, "--json")
+	if code != ExitOK {
+		t.Fatalf("check tpch: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "check tpch --json", stdout, map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString})
+	stdout, stderr, code = runCLI(t, home, "drop", "tpch", "--db", u, "--json")
+	if code != ExitOK || !strings.Contains(stdout, `"dropped": true`) {
+		t.Fatalf("drop tpch: exit %d: %s %s", code, stdout, stderr)
+	}
+}
+
 // Issue 5: pgbench's workloads and options.
 func TestContractTPCBAndScripts(t *testing.T) {
 	home := t.TempDir()
@@ -464,10 +516,11 @@ func TestContractFlags(t *testing.T) {
 		return c
 	}
 	long := map[string][]string{
-		"build":   {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
-		"run":     {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger"},
+		"build": {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
+		"run": {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger",
+			"test", "streams", "params", "no-refresh", "queries", "explain"}, // the last six: tpch (issue 15)
 		"check":   {"db", "json", "jobs-db"},
-		"drop":    {"db"},
+		"drop":    {"db", "json"},
 		"compare": {"db", "json", "modes", "transports", "vus", "connections", "html", "duration", "rampup", "iterations"},
 	}
 	for cmd, flags := range long {

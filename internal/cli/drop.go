@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,14 +19,8 @@ func newDrop(env *Env) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			d, err := runner.OpenDB(ctx, url)
-			if err != nil {
+			if err := runner.Drop(cmd.Context(), w, url); err != nil {
 				return err
-			}
-			defer d.Close()
-			if err := d.Script(context.WithoutCancel(ctx), w.Name(), "drop"); err != nil {
-				return fmt.Errorf("drop %s: %w", w.Name(), err)
 			}
 			if o.JSON {
 				return writeJSON(env.Stdout, map[string]any{"workload": w.Name(), "dropped": true})

@@ -124,6 +124,13 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			return err
 		},
 		Header: func(w workload.Workload, url string, info db.Info, how string) {
+			if d, ok := w.(interface{ Describe(io.Writer) }); ok {
+				fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, seed %d: ",
+					w.Name(), url, info.Driver, info.Version, info.Transport, runner.ScaleText(w), o.Seed)
+				d.Describe(env.Stderr)
+				fmt.Fprintln(env.Stderr)
+				return
+			}
 			fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, %s, %s, seed %d\n",
 				w.Name(), url, info.Driver, info.Version, info.Transport, how, vusText(o.VUs, o.Connections), runner.ScaleText(w), o.Seed)
 			hw, ok1 := w.(runner.HomeWarehouser)
@@ -153,6 +160,13 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 				return writeJSON(env.Stdout, sum)
 			}
 			printSummary(env.Stdout, sum)
+			return nil
+		},
+		Report: func(res workload.AnalyticResult) error {
+			if o.JSON {
+				return writeJSON(env.Stdout, res)
+			}
+			res.WriteText(env.Stdout)
 			return nil
 		},
 		Metrics: func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (runner.MetricsServer, error) {

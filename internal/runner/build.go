@@ -73,12 +73,15 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 	case !noSchema:
 		return nil, fmt.Errorf("read schema: %w", err)
 	}
+	if err := s.Guard(ctx, w); err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	// Whatever an interrupted build left behind goes first.
-	if err := s.DB.Script(ctx, w.Name(), "drop"); err != nil {
+	if err := RunScript(ctx, s.DB, w, "drop"); err != nil {
 		return nil, fmt.Errorf("drop leftovers: %w", err)
 	}
-	if err := s.DB.Script(ctx, w.Name(), "tables"); err != nil {
+	if err := RunScript(ctx, s.DB, w, "tables"); err != nil {
 		return nil, fmt.Errorf("create tables: %w", err)
 	}
 	tables := w.Tables()
@@ -111,9 +114,9 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating indexes and procedures, then loading %s (%s rows), which marks the build complete\n",
 				Thousands(prog.Loaded()), Thousands(prog.Total), Seconds(loaded.Sub(start)), tables[last].Name, Thousands(tables[last].Rows))
 		}
-		if err = s.DB.Script(ctx, w.Name(), "indexes"); err != nil {
+		if err = RunScript(ctx, s.DB, w, "indexes"); err != nil {
 			err = fmt.Errorf("create indexes: %w", err)
-		} else if err = s.DB.Script(ctx, w.Name(), "procedures"); err != nil {
+		} else if err = RunScript(ctx, s.DB, w, "procedures"); err != nil {
 			err = fmt.Errorf("create procedures: %w", err)
 		} else if err = engine.Load(ctx, tables[last:], 1, s.DB.Load, prog); err != nil {
 			err = fmt.Errorf("load %s: %w", tables[last].Name, err)
@@ -140,4 +143,28 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 // Seconds is a duration in seconds with one decimal: "12.3 s".
 func Seconds(d time.Duration) string {
 	return fmt.Sprintf("%.1f s", d.Seconds())
+}
+
+// Drop removes w's schema from the database at url (`sledge drop`), once
+// w agrees that the database is its to drop from (workload.Guard).
+func Drop(ctx context.Context, w workload.Workload, url string) error {
+	if _, ok := w.(workload.Guard); ok {
+		s, err := OpenSession(ctx, url, w.Name(), 0, false)
+		if err != nil {
+			return err
+		}
+		defer s.Close(context.WithoutCancel(ctx))
+		if err := s.Guard(ctx, w); err != nil {
+			return err
+		}
+	}
+	d, err := OpenDB(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := RunScript(context.WithoutCancel(ctx), d, w, "drop"); err != nil {
+		return fmt.Errorf("drop %s: %w", w.Name(), err)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/workload"
@@ -81,7 +82,7 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 		if r.Reason != "" {
 			r.Status = "skipped"
 		} else {
-			if err := s.Ctl.QueryRow(ctx, "check."+ch.ID).Scan(&r.Violations); err != nil {
+			if err := violations(ctx, s.Ctl, ch, &r.Violations); err != nil {
 				return nil, 0, fmt.Errorf("check %s: %w", ch.ID, err)
 			}
 			r.Status = "pass"
@@ -106,4 +107,33 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 	result := &CheckResult{Workload: w.Name(), Database: s.URL, OK: failed == 0, Passed: failed == 0, Checks: out}
 	env.Job.SetSummary(result)
 	return result, failed, nil
+}
+
+// violations runs condition ch: its statement "check.<ID>", or its own
+// SQL text through a SQL session.
+func violations(ctx context.Context, c workload.Conn, ch workload.Check, n *int64) error {
+	if ch.SQL == "" {
+		return c.QueryRow(ctx, "check."+ch.ID).Scan(n)
+	}
+	sc, ok := c.(workload.SQLConn)
+	if !ok {
+		return fmt.Errorf("the session does not run SQL text")
+	}
+	var got string
+	rows, err := sc.QuerySQL(ctx, ch.SQL, func(v [][]byte) error {
+		got = string(v[0])
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if rows != 1 {
+		return fmt.Errorf("%d rows, want 1", rows)
+	}
+	f, err := strconv.ParseFloat(got, 64)
+	if err != nil {
+		return fmt.Errorf("violations %q: not a number", got)
+	}
+	*n = int64(f)
+	return nil
 }

@@ -21,7 +21,50 @@ type Common struct {
 	SeedSet  bool   // --seed was given
 	Workload string // the workload's name, resolved
 	wlNew    map[string]func(seed uint64) (workload.Workload, error)
+	shared   []*sharedFlag
 	Explicit bool // the user named the database (flag or SLEDGE_DB)
+}
+
+// sharedFlag is one flag name two workloads both define (tpcb's whole
+// --scale and tpch's fractional one): a value given is set in each, and
+// it is bad input only if the workload that runs refused it.
+type sharedFlag struct {
+	name  string
+	order []string
+	vals  map[string]pflag.Value
+	errs  map[string]error
+}
+
+func (s *sharedFlag) String() string { return s.vals[s.order[0]].String() }
+
+func (s *sharedFlag) Type() string {
+	t := s.vals[s.order[0]].Type()
+	for _, wl := range s.order[1:] {
+		if s.vals[wl].Type() != t {
+			return "number"
+		}
+	}
+	return t
+}
+
+func (s *sharedFlag) Set(v string) error {
+	var first error
+	ok := false
+	for _, wl := range s.order {
+		if err := s.vals[wl].Set(v); err != nil {
+			s.errs[wl] = err
+			if first == nil {
+				first = err
+			}
+		} else {
+			delete(s.errs, wl)
+			ok = true
+		}
+	}
+	if ok {
+		return nil
+	}
+	return first
 }
 
 // CommonFlags binds the common options to fs, the workloads' own flags
@@ -31,11 +74,35 @@ func CommonFlags(fs *pflag.FlagSet, c *Common, name string, defaultSeed uint64) 
 	fs.BoolVar(&c.JSON, "json", false, "print the result as one JSON object")
 	fs.Uint64Var(&c.Seed, "seed", defaultSeed, "random seed")
 	c.wlNew = map[string]func(uint64) (workload.Workload, error){}
+	owner := map[string]string{} // flag name → the workload that defined it first
 	for _, n := range workload.Names() {
 		m, _ := workload.Lookup(n)
 		wfs := pflag.NewFlagSet(n, pflag.ContinueOnError)
 		c.wlNew[n] = m.Flags(name, wfs)
-		fs.AddFlagSet(wfs)
+		wfs.VisitAll(func(f *pflag.Flag) {
+			old := fs.Lookup(f.Name)
+			if old == nil {
+				fs.AddFlag(f)
+				owner[f.Name] = n
+				return
+			}
+			sh, ok := old.Value.(*sharedFlag)
+			if !ok {
+				first := owner[f.Name]
+				if first == "" || old.Shorthand != f.Shorthand {
+					panic("runner: flag --" + f.Name + " of workload " + n + " clashes with a command's own") // programmer error
+				}
+				if !strings.HasPrefix(old.Usage, first+":") {
+					old.Usage = first + ": " + old.Usage
+				}
+				sh = &sharedFlag{name: f.Name, order: []string{first}, vals: map[string]pflag.Value{first: old.Value}, errs: map[string]error{}}
+				old.Value = sh
+				c.shared = append(c.shared, sh)
+			}
+			sh.order = append(sh.order, n)
+			sh.vals[n] = f.Value
+			old.Usage += "; " + f.Usage
+		})
 	}
 }
 
@@ -91,6 +158,11 @@ func (c *Common) Resolve(fs *pflag.FlagSet, name string, args []string, getenv f
 	}
 	if _, err := workload.Lookup(c.Workload); err != nil {
 		return nil, "", Usagef("%v", err)
+	}
+	for _, sh := range c.shared {
+		if err := sh.errs[c.Workload]; err != nil {
+			return nil, "", Usagef("invalid value for --%s of %s: %s", sh.name, c.Workload, CleanFlagError(err))
+		}
 	}
 	w, err := c.wlNew[c.Workload](c.Seed)
 	if err != nil {

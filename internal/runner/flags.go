@@ -5,6 +5,7 @@ import (
 	"math"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -58,6 +59,9 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 type BuildOptions struct {
 	VUs int // --build-vus: build virtual users loading in parallel
 }
+
+// analyticFlags are the run flags an analytic workload (tpch) takes.
+var analyticFlags = map[string]bool{"cpuprofile": true, "random-seed": true, "no-cost": true, "jobs": true, "no-vacuum": true}
 
 // BuildFlags binds build's options to fs, as RunFlags does run's.
 func BuildFlags(fs *pflag.FlagSet, o *BuildOptions) {
@@ -121,6 +125,21 @@ func ParseRandomSeed(s string) (uint64, error) {
 // gave.
 func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
 	o.RampupSet = f.Changed("rampup")
+	if _, ok := w.(workload.Analytic); ok {
+		// Virtual users, durations and modes are the engine's: an
+		// analytic workload runs its own tests.
+		var bad []string
+		all := pflag.NewFlagSet("", pflag.ContinueOnError)
+		RunFlags(all, &RunOptions{})
+		all.VisitAll(func(fl *pflag.Flag) {
+			if !analyticFlags[fl.Name] && f.Changed(fl.Name) {
+				bad = append(bad, "--"+fl.Name)
+			}
+		})
+		if len(bad) > 0 {
+			return Usagef("%s: not for %s, which runs its own tests (see sledge run --help: --test, --streams, --params, --queries)", strings.Join(bad, ", "), w.Name())
+		}
+	}
 	if f.Changed("duration") && f.Changed("iterations") {
 		return Usagef("give either -T/--duration or -t/--iterations, not both (pgbench: specify either a number of transactions or a duration)")
 	}

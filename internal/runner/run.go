@@ -37,6 +37,9 @@ type RunEnv struct {
 	// missed threshold or failed transactions end the run with their
 	// status, and before --metrics lingers.
 	Result func(*RunSummary) error
+	// Report shows an analytic workload's result (workload.Analytic:
+	// TPC-H's tests), as soon as it is complete.
+	Report func(workload.AnalyticResult) error
 	// Metrics starts serving the run's live metrics at addr (--metrics)
 	// once its options are checked, before anything is opened.
 	Metrics func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (MetricsServer, error)
@@ -65,6 +68,9 @@ func Run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 }
 
 func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, url string, out **RunSummary) error {
+	if a, ok := w.(workload.Analytic); ok {
+		return runAnalytic(ctx, env, o, a, url)
+	}
 	var mode workload.Mode
 	if o.Mode != "" {
 		m, err := workload.ParseMode(o.Mode)

@@ -49,6 +49,21 @@ func OpenSession(ctx context.Context, raw, wl string, m workload.Mode, create bo
 			return nil, fmt.Errorf("create database: %w", err)
 		}
 	}
+	if workload.IsSQL(wl) {
+		// A workload that renders its own SQL text (TPC-H) has no modes:
+		// its control session runs that text.
+		sd, ok := d.(db.SQLDB)
+		if !ok {
+			_ = d.Close()
+			return nil, Usagef("%s cannot run %s: it needs SQL text sessions (PostgreSQL, MariaDB/MySQL, SQLite)", db.Redact(raw), wl)
+		}
+		c, err := sd.ConnectSQL(ctx)
+		if err != nil {
+			_ = d.Close()
+			return nil, fmt.Errorf("connect to %s: %w", db.Redact(raw), err)
+		}
+		return &Session{URL: db.Redact(raw), Raw: raw, DB: d, Ctl: c, Mode: workload.ModeClient}, nil
+	}
 	if m == 0 {
 		m = d.DefaultMode()
 	}
@@ -101,6 +116,9 @@ func Suggest(cmd, raw string, explicit bool) (how, note string) {
 }
 
 func ScaleText(w workload.Workload) string {
+	if st, ok := w.(interface{ ScaleText() string }); ok {
+		return st.ScaleText() // "SF 0.01"
+	}
 	if sc, ok := w.(workload.Scaler); ok {
 		unit, n := sc.Scale()
 		if strings.HasPrefix(unit, "scale") {
@@ -235,5 +253,44 @@ func (s *Session) ReopenCtl(ctx context.Context, wl string, m workload.Mode, p w
 		return err
 	}
 	s.Ctl = c
+	return nil
+}
+
+// RunScript runs build step ("drop", "tables", "indexes", "procedures")
+// of w on d: the workload's own SQL for d's dialect (workload.SQLScripter)
+// through a SQL session, else the database package's
+// sql/<workload>/<step>.sql.
+func RunScript(ctx context.Context, d db.DB, w workload.Workload, step string) error {
+	sw, ok := w.(workload.SQLScripter)
+	if !ok {
+		return d.Script(ctx, w.Name(), step)
+	}
+	sd, ok := d.(db.SQLDB)
+	if !ok {
+		return fmt.Errorf("%s needs a database that runs SQL text", w.Name())
+	}
+	stmts := sw.Script(sd.Dialect(), step)
+	if len(stmts) == 0 {
+		return nil
+	}
+	c, err := sd.ConnectSQL(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	for i, st := range stmts {
+		if err := c.ExecSQL(ctx, st); err != nil {
+			return fmt.Errorf("%s %s statement %d (%s): %w", w.Name(), step, i+1, db.FirstLine(st), err)
+		}
+	}
+	return nil
+}
+
+// Guard asks w whether it may build into or drop from s's database
+// (workload.Guard); nil when w has nothing to refuse.
+func (s *Session) Guard(ctx context.Context, w workload.Workload) error {
+	if g, ok := w.(workload.Guard); ok {
+		return g.Guard(ctx, s.Ctl)
+	}
 	return nil
 }

@@ -29,8 +29,18 @@ type Meta struct {
 	// Report is how results are named and printed.
 	Report Report
 	// Throughput names the headline figure, as users of the workload's
-	// tools know it: "NOPM", "tps".
+	// tools know it: "NOPM", "tps", "QphH".
 	Throughput string
+	// SQL marks a workload that renders its SQL text itself
+	// (SQLScripter, SQLConn): its sessions are db.SQLDB's, not named
+	// statements in a mode.
+	SQL bool
+}
+
+// IsSQL reports whether the named workload renders its own SQL text.
+func IsSQL(name string) bool {
+	m, err := Lookup(name)
+	return err == nil && m.SQL
 }
 
 // Report is how a workload's results are named and printed.

@@ -1,6 +1,9 @@
 package workload
 
-import "context"
+import (
+	"context"
+	"io"
+)
 
 // SQLConn is a session for SQL text a workload renders itself rather
 // than the named statements of a database package: TPC-H's schema, its
@@ -30,4 +33,43 @@ type SQLConn interface {
 // Database packages then need no sql/<workload>/ files for it.
 type SQLScripter interface {
 	Script(dialect, step string) []string
+}
+
+// Guard is implemented by workloads that must refuse a database before
+// building into it or dropping from it: TPC-H's customer and orders
+// would replace TPC-C's tables of the same names.
+type Guard interface {
+	Guard(ctx context.Context, c Conn) error
+}
+
+// Analytic is a workload whose run is not a mix of transactions drawn by
+// virtual users but tests it drives itself, query by query (TPC-H's power
+// and throughput tests). The runner opens the database, attaches the
+// workload and hands it the sessions; the workload returns its result,
+// which the command line prints (as JSON, or through WriteText) and the
+// job store keeps, also when err is not nil (nothing measured is lost).
+type Analytic interface {
+	Workload
+	RunAnalytic(ctx context.Context, env AnalyticEnv) (result AnalyticResult, err error)
+}
+
+// AnalyticResult is an analytic run's result: its JSON form is the
+// --json contract, WriteText the summary a terminal shows.
+type AnalyticResult interface {
+	WriteText(w io.Writer)
+}
+
+// AnalyticEnv is what an analytic run works with.
+type AnalyticEnv struct {
+	Dialect  string // "postgres", "mysql", "sqlite"
+	Database string // the database's URL, redacted
+	Driver   string // and what it is: "postgres 15.10 (unix)"
+	// Ctl is the control session, on which the workload was attached.
+	Ctl SQLConn
+	// Connect opens another session (one per query stream).
+	Connect func(ctx context.Context) (SQLConn, error)
+	Seed    uint64
+	// Progress receives one line per step as it ends ("stream 0 Q14
+	// 0.012 s, 1 row"), nil when the run is quiet (--json).
+	Progress func(line string)
 }

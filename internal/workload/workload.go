@@ -217,6 +217,11 @@ type Check struct {
 	// Skip, when set, is asked before the check runs; a non-empty answer is
 	// the reason the condition does not apply to this database state.
 	Skip func(ctx context.Context, c Conn) (string, error)
+	// SQL, when set, is the condition as the text of one statement that
+	// returns the number of violations, run through the session's
+	// SQLConn (a workload that renders its own SQL) instead of
+	// "check.<ID>".
+	SQL string
 }
 
 // Workload is what to run, independent of any database.

@@ -5,3 +5,4 @@ package all
 import _ "github.com/sledge-bench/sledge/internal/workload/tpcc"   // TPC-C
 import _ "github.com/sledge-bench/sledge/internal/workload/script" // pgbench script files
 import _ "github.com/sledge-bench/sledge/internal/workload/tpcb"   // pgbench's TPC-B-like builtins
+import _ "github.com/sledge-bench/sledge/internal/workload/tpch"   // TPC-H-derived
