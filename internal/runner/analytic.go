@@ -60,7 +60,11 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)
 	}
-	env.Job.SetRun(info, workload.ModeClient, 1, o.Seed, nil)
+	sessions := 1
+	if st, ok := a.(interface{ Sessions() int }); ok {
+		sessions = st.Sessions()
+	}
+	env.Job.SetAnalytic(info, sessions, o.Seed)
 	sd := s.DB.(db.SQLDB) // OpenSession checked it
 	ctl, _ := s.Ctl.(workload.SQLConn)
 	aenv := workload.AnalyticEnv{

@@ -213,6 +213,19 @@ func (r *JobRun) SetRun(info db.Info, mode workload.Mode, vus int, seed uint64, 
 	r.update()
 }
 
+// SetAnalytic records what an analytic run (tpch) resolved: the database
+// and the seed. It has no mode and no mix; sessions are its streams'.
+func (r *JobRun) SetAnalytic(info db.Info, sessions int, seed uint64) {
+	if r == nil {
+		return
+	}
+	r.job.DB = DBInfo(info)
+	r.job.Mode, r.job.VUs = "", sessions
+	r.specSeed(seed)
+	r.job.Spec = r.specJSON()
+	r.update()
+}
+
 // SetSeed records the seed a command resolved (one it picked when --seed
 // was not given), so that the spec repeats it.
 func (r *JobRun) SetSeed(seed uint64) {

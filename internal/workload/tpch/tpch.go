@@ -336,6 +336,18 @@ func (w *Workload) Streams() int {
 	return rules.MinStreams(w.sc.SF)
 }
 
+// Sessions is how many sessions a run holds at once: the throughput
+// test's query streams and its refresh stream, or the power test's one.
+func (w *Workload) Sessions() int {
+	if w.cfg.Test == "power" {
+		return 1
+	}
+	if w.cfg.NoRefresh {
+		return w.Streams()
+	}
+	return w.Streams() + 1
+}
+
 // Describe writes the run's header line.
 func (w *Workload) Describe(out io.Writer) {
 	tests := map[string]string{"power": "the power test", "throughput": "the throughput test", "both": "the power test, then the throughput test"}[w.cfg.Test]
