@@ -19,7 +19,20 @@ type progress struct {
 	every    time.Duration
 	stop     chan struct{}
 	done     sync.WaitGroup
+	mu       sync.Mutex // draw and Println
 	lastLine string
+}
+
+// Println prints a line of its own above the status line (a TPC-H
+// query that ended), which the next tick draws again.
+func (p *progress) Println(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && p.lastLine != "" {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.lastLine = ""
+	}
+	fmt.Fprintln(p.w, line)
 }
 
 // startProgress begins drawing; render is called from another goroutine
@@ -51,6 +64,8 @@ func (p *progress) loop() {
 
 func (p *progress) draw() {
 	frac, text := p.render()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if !p.tty {
 		fmt.Fprintln(p.w, text)
 		return

@@ -162,6 +162,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			printSummary(env.Stdout, sum)
 			return nil
 		},
+		Live: func(render func() (float64, string)) (func(string), func()) {
+			p := startProgress(env, 10*time.Second, render)
+			return p.Println, p.Stop
+		},
 		Report: func(res workload.AnalyticResult) error {
 			if o.JSON {
 				return writeJSON(env.Stdout, res)

@@ -71,13 +71,18 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 		Dialect: sd.Dialect(), Database: s.URL, Driver: fmt.Sprintf("%s %s (%s)", info.Driver, info.Version, info.Transport),
 		Ctl: ctl, Connect: sd.ConnectSQL, Seed: o.Seed,
 	}
+	stop := func() {}
 	if !o.JSON {
-		aenv.Progress = func(line string) { fmt.Fprintln(env.Stderr, line) }
 		if env.Header != nil {
 			env.Header(a, s.URL, info, "SQL text")
 		}
+		aenv.Progress = func(line string) { fmt.Fprintln(env.Stderr, line) }
+		if st, ok := a.(interface{ Status() (float64, string) }); ok && env.Live != nil {
+			aenv.Progress, stop = env.Live(st.Status)
+		}
 	}
 	res, runErr := a.RunAnalytic(ctx, aenv)
+	stop()
 	if res != nil {
 		if j, ok := res.(interface{ SetJobID(int64) }); ok {
 			j.SetJobID(env.Job.ID())

@@ -37,6 +37,10 @@ type RunEnv struct {
 	// missed threshold or failed transactions end the run with their
 	// status, and before --metrics lingers.
 	Result func(*RunSummary) error
+	// Live shows an analytic run's status while it goes on (the queries
+	// running, in which streams) from render, and returns how to print a
+	// line above it and how to stop it. Nil: plain lines only.
+	Live func(render func() (float64, string)) (println func(string), stop func())
 	// Report shows an analytic workload's result (workload.Analytic:
 	// TPC-H's tests), as soon as it is complete.
 	Report func(workload.AnalyticResult) error

@@ -36,6 +36,8 @@ func (r *run) rf1(ctx context.Context, c workload.SQLConn, stream int) (RefreshT
 		}
 	}
 	stmts = append(stmts, fmt.Sprintf("UPDATE %s SET value = '%d' WHERE name = 'next_set'", metaTable, set+1))
+	r.begin(stream, -1)
+	defer r.end(stream, -1)
 	start := time.Now()
 	err := r.inTx(ctx, c, func() error {
 		for _, st := range stmts {
@@ -61,6 +63,8 @@ func (r *run) rf2(ctx context.Context, c workload.SQLConn, stream int) (RefreshT
 	set := r.w.nextSet - 1
 	rt := RefreshTime{Stream: stream, Function: "RF2", Set: set}
 	keys := r.w.sc.RefreshDeletes(set)
+	r.begin(stream, -2)
+	defer r.end(stream, -2)
 	start := time.Now()
 	err := r.inTx(ctx, c, func() error {
 		for lo := 0; lo < len(keys); lo += rowsPerInsert {

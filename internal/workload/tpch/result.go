@@ -112,7 +112,11 @@ func (r *Result) WriteText(w io.Writer) {
 				fmt.Fprintf(w, " %10s", fmt.Sprintf("stream %d", s))
 			}
 		}
-		fmt.Fprintf(w, " %8s\n", "rows")
+		rowsOf := "power rows"
+		if ss[0] != 0 {
+			rowsOf = fmt.Sprintf("s%d rows", ss[0])
+		}
+		fmt.Fprintf(w, " %11s\n", rowsOf)
 		for q := 1; q <= 22; q++ {
 			m := byQ[q]
 			if m == nil {
@@ -130,7 +134,7 @@ func (r *Result) WriteText(w io.Writer) {
 					fmt.Fprintf(w, " %10s", "")
 				}
 			}
-			fmt.Fprintf(w, " %8d\n", rows)
+			fmt.Fprintf(w, " %11d\n", rows)
 		}
 	}
 	if len(r.Refresh) > 0 {

@@ -2,8 +2,8 @@ package tpch
 
 import (
 	"context"
-
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,11 +44,71 @@ type run struct {
 	start time.Time
 	// verify: check every answer (validation values on the build's data).
 	verify bool
+	// For Status, under mu: the query each stream runs, and how many of
+	// the run's queries have ended of how many.
+	running     map[int]runningQuery
+	ended, todo int
+}
+
+type runningQuery struct {
+	q     int
+	start time.Time
+}
+
+// Status is the run's progress for a live display: the fraction of its
+// queries that ended, and the ones running with their streams and how
+// long they have run. Safe to call from another goroutine.
+func (w *Workload) Status() (float64, string) {
+	r := w.cur.Load()
+	if r == nil {
+		return -1, "starting"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	streams := make([]int, 0, len(r.running))
+	for s := range r.running {
+		streams = append(streams, s)
+	}
+	sort.Ints(streams)
+	var b strings.Builder
+	for i, s := range streams {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		q := r.running[s]
+		name := fmt.Sprintf("Q%d", q.q)
+		if q.q < 0 {
+			name = fmt.Sprintf("RF%d", -q.q)
+		}
+		fmt.Fprintf(&b, "stream %d %s %.1f s", s, name, time.Since(q.start).Seconds())
+	}
+	if b.Len() == 0 {
+		b.WriteString("between tests")
+	}
+	fmt.Fprintf(&b, " — %d of %d queries done", r.ended, r.todo)
+	return float64(r.ended) / float64(max(r.todo, 1)), b.String()
+}
+
+// begin and end mark stream s's query q (RF1, RF2: -1, -2) running and ended.
+func (r *run) begin(s, q int) {
+	r.mu.Lock()
+	r.running[s] = runningQuery{q, time.Now()}
+	r.mu.Unlock()
+}
+
+func (r *run) end(s, q int) {
+	r.mu.Lock()
+	delete(r.running, s)
+	if q > 0 {
+		r.ended++
+	}
+	r.mu.Unlock()
 }
 
 // RunAnalytic runs the tests the options ask for (workload.Analytic).
 func (w *Workload) RunAnalytic(ctx context.Context, env workload.AnalyticEnv) (workload.AnalyticResult, error) {
-	r := &run{w: w, env: env, d: queries.Dialect(env.Dialect), start: time.Now()}
+	r := &run{w: w, env: env, d: queries.Dialect(env.Dialect), start: time.Now(), running: map[int]runningQuery{}}
+	w.cur.Store(r)
 	r.res = &Result{
 		Workload: Name, Label: Label, Scale: w.sc.SF, Streams: 0, Queries: []QueryTime{}, Refresh: []RefreshTime{},
 		Test: w.cfg.Test, Params: w.cfg.Params, Seed: env.Seed, Database: env.Database, DatabaseInfo: env.Driver,
@@ -63,6 +123,16 @@ func (w *Workload) RunAnalytic(ctx context.Context, env workload.AnalyticEnv) (w
 	if len(w.cfg.Queries) > 0 {
 		r.res.Subset = w.cfg.Queries
 		r.res.Notes = append(r.res.Notes, "only some queries ran (--queries): no Power, Throughput or QphH")
+	}
+	n := len(r.order(0))
+	if w.cfg.Params == "validation" && w.nextSet == 1 && !w.cfg.NoRefresh {
+		r.todo += n // the validation pass
+	}
+	if w.cfg.Test != "throughput" {
+		r.todo += n
+	}
+	if w.cfg.Test != "power" {
+		r.todo += n * r.res.Streams
 	}
 	err := r.all(ctx)
 	r.res.TotalSeconds = time.Since(r.start).Seconds()
@@ -199,6 +269,8 @@ func (r *run) query(ctx context.Context, c workload.SQLConn, q, s int, p queries
 	}
 	qt := QueryTime{Stream: s, Query: q}
 	ans := queries.Answer(q)
+	r.begin(s, q)
+	defer r.end(s, q)
 	start := time.Now()
 	for i, st := range stmts {
 		if i != ans {

@@ -17,6 +17,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/pflag"
 
@@ -122,6 +123,7 @@ type Workload struct {
 	// From the built schema (Attach).
 	attached bool
 	nextSet  int64
+	cur      atomic.Pointer[run] // the run going on, for Status
 }
 
 // New is the workload with cfg (tests; the command line uses the registry).
