@@ -28,7 +28,12 @@ disjoint warehouse ranges in parallel, then create the indexes and any
 server-side procedures. The data is a pure function of --seed.
 
 A schema that is already complete is left alone (drop it first); the
-leftovers of an interrupted build are dropped and the build starts over.`,
+leftovers of an interrupted build are dropped and the build starts over.
+
+tpch (TPC-H-derived, docs/tpch.md): --scale SF (0.01, 0.1, 1, 10, …)
+generates exactly TPC dbgen 2.14's rows and loads them with the database's
+bulk path (COPY, LOAD DATA, SQLite prepared inserts); it needs a database
+of its own: a database holding TPC-C's tables is refused.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)

@@ -85,7 +85,15 @@ Prometheus' text format while it runs, --no-job included: transactions,
 rollbacks, errors and retries per type, and latency histograms over fixed
 buckets that add up across load generators (docs/metrics.md). The server
 stops with the run; --metrics-linger D serves the final counts D longer.
-A malformed address is bad input (exit 2); a port in use, exit 1.`,
+A malformed address is bad input (exit 2); a port in use, exit 1.
+
+tpch (TPC-H-derived, docs/tpch.md) runs tests, not virtual users: --test
+power|throughput|both (default both), --streams S (default the
+specification's minimum), --params random|validation (validation on a
+fresh build checks all 22 answers against the references), --no-refresh,
+--queries 1,3,5-7, --explain. It prints Power@Size, Throughput@Size and
+QphH@Size, each query's seconds per stream, and the refresh functions';
+all are TPC-H-derived, never TPC-H results.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 
@@ -94,7 +93,7 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 			}
 		}
 	}
-	if runErr != nil && ctx.Err() != nil && errors.Is(runErr, ctx.Err()) {
+	if runErr != nil && ctx.Err() != nil {
 		if !o.JSON {
 			fmt.Fprintln(env.Stderr, "sledge: interrupted; the result covers what was measured until then")
 		}
