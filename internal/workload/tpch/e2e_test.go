@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sledge-bench/sledge/internal/cli"
+	"github.com/sledge-bench/sledge/internal/db/sqlite"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -233,5 +236,107 @@ func TestBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%s: exit %d, %q; want 2 and one line with %q", strings.Join(c.args, " "), code, errs, c.want)
 		}
+	}
+}
+
+// sqliteExec changes a built SQLite database behind sledge's back.
+func sqliteExec(t *testing.T, u string, stmts ...string) {
+	t.Helper()
+	d := sqlite.OpenFile(strings.TrimPrefix(u, "sqlite://"))
+	defer d.Close()
+	for _, st := range stmts {
+		if _, err := d.Exec(st); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+}
+
+// A wrong answer fails the run (exit 1) naming the query, the row and the
+// column, and the result so far is printed and kept; a failed query
+// likewise, with no composite figure.
+func TestFailuresKeepTheResult(t *testing.T) {
+	home := t.TempDir()
+	for _, c := range []struct {
+		name, change string
+		args         []string
+		want         string
+	}{
+		{"wrong answer", "UPDATE lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey = 1 AND l_linenumber = 1",
+			[]string{"--params", "validation", "--no-refresh", "--test", "power"}, "Q1 row 3 column sum_qty: got 742803, want 742802"},
+		{"failed query", "DROP TABLE region", []string{"--test", "power", "--no-refresh"}, "stream 0 Q2: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			u := "sqlite://" + filepath.Join(t.TempDir(), "tpch.db")
+			if code, _, errs := sledge(t, home, "build", "tpch", "--db", u, "--scale", "0.01"); code != 0 {
+				t.Fatalf("build: exit %d: %s", code, errs)
+			}
+			sqliteExec(t, u, c.change)
+			code, out, errs := sledge(t, home, append([]string{"run", "tpch", "--db", u, "--json"}, c.args...)...)
+			if code != 1 || !strings.Contains(errs, c.want) {
+				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errs, c.want)
+			}
+			r := decode[struct {
+				Power    *float64 `json:"power"`
+				Queries  []any    `json:"queries"`
+				Error    string   `json:"error"`
+				Verified *bool    `json:"verified"`
+				JobID    int64    `json:"job_id"`
+			}](t, out)
+			if r.Power != nil || !strings.Contains(r.Error, c.want) || r.JobID == 0 {
+				t.Errorf("result %+v", r)
+			}
+			if c.name == "wrong answer" && (r.Verified == nil || *r.Verified) {
+				t.Errorf("verified %v after a wrong answer", r.Verified)
+			}
+			if c.name == "failed query" && len(r.Queries) != 2 {
+				t.Errorf("%d queries kept, want Q14 and the failed Q2", len(r.Queries))
+			}
+			code, out, _ = sledge(t, home, "jobs", "show", fmt.Sprint(r.JobID), "--json")
+			if code != 0 || !strings.Contains(out, c.want) {
+				t.Errorf("jobs show %d: exit %d, the stored result lacks the error: %.300s", r.JobID, code, out)
+			}
+		})
+	}
+}
+
+// Ctrl-C while a query waits: the run stops at once with exit 130 and
+// what was measured until then.
+func TestInterrupt(t *testing.T) {
+	s := pgServer.Get(t)
+	u := fmt.Sprintf("postgres://%s:%s@%s:%d/tpch_e2e_%d", s.User, s.Password, s.Host, s.Port, dbSeq.Add(1))
+	home := t.TempDir()
+	if code, _, errs := sledge(t, home, "build", "tpch", "--db", u, "--scale", "0.01"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, errs)
+	}
+	// Another session holds lineitem: the power test's first query waits.
+	lock, err := pgx.Connect(t.Context(), u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close(context.Background())
+	tx, err := lock.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(context.Background())
+	if _, err := tx.Exec(t.Context(), "LOCK TABLE lineitem IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	env := cli.Env{Stdout: &out, Stderr: &errb, Getenv: func(k string) string {
+		if k == "HOME" || k == "XDG_DATA_HOME" {
+			return home
+		}
+		return ""
+	}}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(2*time.Second, cancel)
+	start := time.Now()
+	code := cli.Main(ctx, []string{"run", "tpch", "--db", u, "--test", "power", "--no-refresh", "--json"}, env)
+	if took := time.Since(start); code != 130 || took > 10*time.Second {
+		t.Fatalf("exit %d after %s: %s", code, took, errb.String())
+	}
+	if !strings.Contains(out.String(), `"interrupted": true`) || !strings.Contains(out.String(), `"power": null`) {
+		t.Errorf("result: %s", out.String())
 	}
 }
