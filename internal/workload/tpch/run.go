@@ -276,7 +276,13 @@ func (r *run) query(ctx context.Context, c workload.SQLConn, q, s int, p queries
 		if i != ans {
 			err = c.ExecSQL(ctx, st)
 		} else if v != nil {
-			qt.Rows, err = c.QuerySQL(ctx, st, v.Row)
+			qt.Rows, err = c.QuerySQL(ctx, st, func(vals [][]byte) error {
+				if err := v.Row(vals); err != nil {
+					r.differs()
+					return err
+				}
+				return nil
+			})
 		} else {
 			qt.Rows, err = c.QuerySQL(ctx, st, func([][]byte) error { return nil })
 		}
@@ -293,10 +299,19 @@ func (r *run) query(ctx context.Context, c workload.SQLConn, q, s int, p queries
 	qt.At = time.Since(r.start).Seconds()
 	if v != nil {
 		if err := v.Done(); err != nil {
+			r.differs()
 			return qt, fmt.Errorf("stream %d: answer differs from the reference: %w", s, err)
 		}
 	}
 	return qt, nil
+}
+
+// differs records that an answer did not match its reference.
+func (r *run) differs() {
+	r.mu.Lock()
+	f := false
+	r.res.Verified = &f
+	r.mu.Unlock()
 }
 
 func (r *run) verifier(q int) Verifier {
@@ -341,8 +356,6 @@ func (r *run) validate(ctx context.Context) error {
 	for _, q := range qs {
 		qt, err := r.query(ctx, c, q, 0, queries.Validation(q, r.w.sc.SF), r.verifier(q))
 		if err != nil {
-			f := false
-			r.res.Verified = &f
 			return fmt.Errorf("validation: %w", err)
 		}
 		r.res.Validation = append(r.res.Validation, qt)
