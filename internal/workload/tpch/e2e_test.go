@@ -3,10 +3,13 @@ package tpch_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -15,8 +18,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sledge-bench/sledge/internal/cli"
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/db/sqlite"
 	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/workload/tpch/dbgen"
 )
 
 // The private servers, each started the first time a test needs it and
@@ -134,6 +139,7 @@ func TestBuildRunCheckDrop(t *testing.T) {
 			if b.Rows != 86_805+3 || b.Scale != "SF 0.01" {
 				t.Errorf("build: %d rows at %q, want 86808 at SF 0.01", b.Rows, b.Scale)
 			}
+			sameTables(t, u, 0.01)
 			check := func(when string) {
 				code, out, errs := sledge(t, home, "check", "tpch", "--db", u, "--json")
 				c := decode[checkResult](t, out)
@@ -338,5 +344,92 @@ func TestInterrupt(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"interrupted": true`) || !strings.Contains(out.String(), `"power": null`) {
 		t.Errorf("result: %s", out.String())
+	}
+}
+
+// digest is an order-free digest of a table's rows: the sum of the first
+// 8 bytes of each row's SHA-1 over its values joined by '|' (dbgen's .tbl
+// line without the trailing bar), as the dbgen package's tests compute it.
+type digest uint64
+
+func (d *digest) add(vals []string) {
+	h := sha1.Sum([]byte(strings.Join(vals, "|")))
+	*d += digest(binary.BigEndian.Uint64(h[:8]))
+}
+
+// cell is a value as dbgen writes it: decimals with two places, text
+// without the blanks a char(N) column pads it with.
+func cell(col string, v []byte) string {
+	s := string(v)
+	if !strings.HasSuffix(col, "_comment") && !strings.HasSuffix(col, "_address") {
+		s = strings.TrimRight(s, " ") // char(N); comments and addresses are varchar and may end in a blank
+	}
+	for _, d := range []string{"acctbal", "retailprice", "supplycost", "totalprice", "quantity", "extendedprice", "discount", "tax"} {
+		if strings.HasSuffix(col, "_"+d) {
+			f, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return "bad decimal " + s
+			}
+			return strconv.FormatFloat(f, 'f', 2, 64)
+		}
+	}
+	return s
+}
+
+// sameTables checks that every table in the database at u holds exactly
+// the generator's rows at sf (whose digests the dbgen package pins to
+// TPC dbgen 2.14's): the load changed no value.
+func sameTables(t *testing.T, u string, sf float64) {
+	t.Helper()
+	ctx := t.Context()
+	d, err := db.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	c, err := d.(db.SQLDB).ConnectSQL(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	sc, err := dbgen.NewScale(sf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [][]any
+	for _, tab := range dbgen.Tables(sc) {
+		var want, got digest
+		vals := make([]string, len(tab.Columns))
+		for i := range tab.Batches {
+			buf = tab.Fill(i, buf)
+			for _, row := range buf {
+				for k, v := range row {
+					switch x := v.(type) {
+					case int64:
+						vals[k] = strconv.FormatInt(x, 10)
+					case float64:
+						vals[k] = strconv.FormatFloat(x, 'f', 2, 64)
+					case string:
+						vals[k] = x
+					default:
+						t.Fatalf("%s: cell %T", tab.Name, v)
+					}
+				}
+				want.add(vals)
+			}
+		}
+		n, err := c.QuerySQL(ctx, "SELECT "+strings.Join(tab.Columns, ", ")+" FROM "+tab.Name, func(row [][]byte) error {
+			for k, v := range row {
+				vals[k] = cell(tab.Columns[k], v)
+			}
+			got.add(vals)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n != tab.Rows || got != want {
+			t.Errorf("%s: %d rows with digest %016x, want %d with %016x (dbgen's)", tab.Name, n, uint64(got), tab.Rows, uint64(want))
+		}
 	}
 }
