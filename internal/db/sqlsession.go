@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -132,4 +133,42 @@ func (c *textValue) Scan(src any) error {
 		c.v = notNull
 	}
 	return nil
+}
+
+// QueryText runs text on a database/sql connection and calls row for
+// every row as tv's text values (workload.SQLConn's QuerySQL). Errors of
+// the database come back through fail (the session's classification,
+// with the operation and the statement); an error of row is returned as
+// it is, once the rest of the result was read and dropped.
+func QueryText(ctx context.Context, c *sql.Conn, tv *TextValues, text string, row func([][]byte) error, fail func(error) error) (int64, error) {
+	rs, err := c.QueryContext(ctx, text)
+	if err != nil {
+		return 0, fail(err)
+	}
+	defer rs.Close()
+	cols, err := rs.Columns()
+	if err != nil {
+		return 0, fail(err)
+	}
+	dest := tv.Targets(len(cols))
+	var n int64
+	for rs.Next() {
+		if err := rs.Scan(dest...); err != nil {
+			return n, fail(err)
+		}
+		if err := row(tv.Values()); err != nil {
+			if cerr := rs.Close(); cerr != nil {
+				return n, errors.Join(err, fail(cerr))
+			}
+			return n, err
+		}
+		n++
+	}
+	if err := rs.Err(); err != nil {
+		return n, fail(err)
+	}
+	if err := rs.Close(); err != nil {
+		return n, fail(err)
+	}
+	return n, nil
 }

@@ -52,22 +52,12 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 		return nil, err
 	}
 	wire := metrics.WireFrom(ctx)
-	cfg := d.cfg.drv.Clone()
-	cfg.MultiStatements = true
-	cfg.InterpolateParams = false // values are pasted by the script (simple) or bound
-	if wire != nil || d.cfg.io != db.IOPoller {
-		cfg.DialFunc = countingDial(wire, d.cfg.io) // wire.go
-	}
-	connector, err := mysql.NewConnector(cfg)
+	own, sc, err := d.ownConn(ctx, wire, func(cfg *mysql.Config) {
+		cfg.MultiStatements = true
+		cfg.InterpolateParams = false // values are pasted by the script (simple) or bound
+	})
 	if err != nil {
-		return nil, fmt.Errorf("mysql URL: %w", err)
-	}
-	own := sql.OpenDB(connector)
-	own.SetMaxIdleConns(0) // closing the session closes its connection
-	sc, err := own.Conn(ctx)
-	if err != nil {
-		_ = own.Close()
-		return nil, d.connErr(err)
+		return nil, err
 	}
 	c := &scriptConn{
 		ScriptOnly: db.ScriptOnly{DB: "mysql", Proto: p},
@@ -452,4 +442,27 @@ func mysqlSpelling(text string) string {
 		return "START TRANSACTION"
 	}
 	return text
+}
+
+// ownConn opens a connection of its own, configured by tune from the
+// URL's (TLS, timeouts, isolation) and with wire counting: a script or
+// SQL text session, which closing closes.
+func (d *DB) ownConn(ctx context.Context, wire *metrics.WireCounts, tune func(*mysql.Config)) (*sql.DB, *sql.Conn, error) {
+	cfg := d.cfg.drv.Clone()
+	tune(cfg)
+	if wire != nil || d.cfg.io != db.IOPoller {
+		cfg.DialFunc = countingDial(wire, d.cfg.io) // wire.go
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mysql URL: %w", err)
+	}
+	own := sql.OpenDB(connector)
+	own.SetMaxIdleConns(0) // closing the session closes its connection
+	sc, err := own.Conn(ctx)
+	if err != nil {
+		_ = own.Close()
+		return nil, nil, d.connErr(err)
+	}
+	return own, sc, nil
 }

@@ -41,23 +41,13 @@ func (d *DB) Dialect() string { return "mysql" }
 // messages and wire counting), one statement per query.
 func (d *DB) ConnectSQL(ctx context.Context) (workload.SQLConn, error) {
 	wire := metrics.WireFrom(ctx)
-	cfg := d.cfg.drv.Clone()
-	cfg.MultiStatements = false
-	cfg.InterpolateParams = false
-	cfg.ParseTime = false // dates as the server writes them
-	if wire != nil || d.cfg.io != db.IOPoller {
-		cfg.DialFunc = countingDial(wire, d.cfg.io) // wire.go
-	}
-	connector, err := mysql.NewConnector(cfg)
+	own, sc, err := d.ownConn(ctx, wire, func(cfg *mysql.Config) {
+		cfg.MultiStatements = false
+		cfg.InterpolateParams = false
+		cfg.ParseTime = false // dates as the server writes them
+	})
 	if err != nil {
-		return nil, fmt.Errorf("mysql URL: %w", err)
-	}
-	own := sql.OpenDB(connector)
-	own.SetMaxIdleConns(0) // closing the session closes its connection
-	sc, err := own.Conn(ctx)
-	if err != nil {
-		_ = own.Close()
-		return nil, d.connErr(err)
+		return nil, err
 	}
 	c := &sqlConn{SQLOnly: db.SQLOnly{DB: "mysql"}, d: d, c: sc, own: own, wire: wire}
 	if _, err := sc.ExecContext(ctx, "SET SESSION TRANSACTION ISOLATION LEVEL "+isolations[d.cfg.isolation]); err != nil {
@@ -111,36 +101,7 @@ func (c *sqlConn) ExecSQL(ctx context.Context, text string) error {
 // and in strconv's shortest form), nil for NULL. After an error from row,
 // closing the result reads and drops its remaining rows.
 func (c *sqlConn) QuerySQL(ctx context.Context, text string, row func(vals [][]byte) error) (int64, error) {
-	rs, err := c.c.QueryContext(ctx, text)
-	if err != nil {
-		return 0, c.fail(ctx, "query", text, err)
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		return 0, c.fail(ctx, "query", text, err)
-	}
-	dest := c.row.Targets(len(cols))
-	var n int64
-	for rs.Next() {
-		if err := rs.Scan(dest...); err != nil {
-			return n, c.fail(ctx, "query", text, err)
-		}
-		if err := row(c.row.Values()); err != nil {
-			if cerr := rs.Close(); cerr != nil {
-				return n, errors.Join(err, c.fail(ctx, "query", text, cerr))
-			}
-			return n, err
-		}
-		n++
-	}
-	if err := rs.Err(); err != nil {
-		return n, c.fail(ctx, "query", text, err)
-	}
-	if err := rs.Close(); err != nil {
-		return n, c.fail(ctx, "query", text, err)
-	}
-	return n, nil
+	return db.QueryText(ctx, c.c, &c.row, text, row, func(err error) error { return c.fail(ctx, "query", text, err) })
 }
 
 // Close closes the connection (the server rolls back an open

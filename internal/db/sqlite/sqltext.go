@@ -89,33 +89,7 @@ func (c *sqlConn) QuerySQL(ctx context.Context, text string, row func(vals [][]b
 		}
 		defer c.s.d.unlockWriter()
 	}
-	rs, err := c.s.c.QueryContext(ctx, text)
-	if err != nil {
-		return 0, c.fail(ctx, "query", text, err)
-	}
-	defer rs.Close()
-	cols, err := rs.Columns()
-	if err != nil {
-		return 0, c.fail(ctx, "query", text, err)
-	}
-	dest := c.row.Targets(len(cols))
-	var n int64
-	for rs.Next() {
-		if err := rs.Scan(dest...); err != nil {
-			return n, c.fail(ctx, "query", text, err)
-		}
-		if err := row(c.row.Values()); err != nil {
-			return n, err // rs.Close resets the statement
-		}
-		n++
-	}
-	if err := rs.Err(); err != nil {
-		return n, c.fail(ctx, "query", text, err)
-	}
-	if err := rs.Close(); err != nil {
-		return n, c.fail(ctx, "query", text, err)
-	}
-	return n, nil
+	return db.QueryText(ctx, c.s.c, &c.row, text, row, func(err error) error { return c.fail(ctx, "query", text, err) })
 }
 
 // Close ends an open transaction (leaving the writer queue) and returns
