@@ -2,6 +2,8 @@ package testdb
 
 import (
 	"context"
+	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -37,3 +39,16 @@ func (l *Lazy) Started() *Server { return l.srv }
 
 // Stop stops the server if one was started.
 func (l *Lazy) Stop() error { return l.srv.Stop() }
+
+// Main runs a test package's tests (TestMain's body), then stops the
+// servers the tests started; a server that fails to stop fails the run.
+func Main(m *testing.M, servers ...*Lazy) {
+	code := m.Run()
+	for _, l := range servers {
+		if err := l.Stop(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,16 +37,7 @@ var (
 	dbSeq       atomic.Int64
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, l := range []*testdb.Lazy{pgServer, mariaServer} {
-		if err := l.Stop(); err != nil && code == 0 {
-			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testdb.Main(m, pgServer, mariaServer) }
 
 // sledge runs the CLI in-process, with its job store in a throwaway HOME.
 func sledge(t testing.TB, args ...string) (code int, stdout, stderr string) {

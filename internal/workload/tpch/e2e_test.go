@@ -7,7 +7,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,16 +31,7 @@ var (
 	dbSeq       atomic.Int64
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, l := range []*testdb.Lazy{pgServer, mariaServer} {
-		if err := l.Stop(); err != nil && code == 0 {
-			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testdb.Main(m, pgServer, mariaServer) }
 
 // sledge runs the CLI in-process with its job store in home.
 func sledge(t testing.TB, home string, args ...string) (code int, stdout, stderr string) {

@@ -3,7 +3,6 @@ package queries
 import (
 	"database/sql"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -24,16 +23,7 @@ var (
 	dbSeq       atomic.Int64
 )
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, l := range []*testdb.Lazy{pgServer, mariaServer} {
-		if err := l.Stop(); err != nil && code == 0 {
-			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testdb.Main(m, pgServer, mariaServer) }
 
 // open gives a fresh, empty database of dialect d, with the session set up
 // as the workload will.
