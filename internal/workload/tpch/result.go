@@ -81,7 +81,11 @@ func (r *Result) WriteText(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-22s %.1f %s\n", name, *v, unit)
 	}
-	fmt.Fprintf(w, "parameters %s, seed %d; %d query streams in the throughput test\n", r.Params, r.Seed, r.Streams)
+	fmt.Fprintf(w, "parameters %s, seed %d", r.Params, r.Seed)
+	if r.Streams > 0 {
+		fmt.Fprintf(w, "; %d query streams in the throughput test", r.Streams)
+	}
+	fmt.Fprintln(w)
 	fig("Power@Size", r.Power, "queries per hour × SF (power test, floor rule applied)")
 	fig("Throughput@Size", r.Throughput, "queries per hour × SF (throughput test)")
 	fig("QphH@Size", r.QphH, "(geometric mean of the two; TPC-H-derived)")
