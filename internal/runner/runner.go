@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/jobs"
 )
@@ -192,6 +193,14 @@ func (s Spec) Args(only bool) ([]string, error) {
 	}
 	if s.DB != "" {
 		args = append(args, "--db", s.DB)
+		// compare tpch: the other databases, recorded redacted; their
+		// passwords come from the variables the drivers read.
+		if l, ok := s.Options["db"].([]any); ok && len(l) > 1 && s.Kind == "compare" {
+			for _, u := range l[1:] {
+				p, _ := db.Pasteable(fmt.Sprint(u))
+				args = append(args, "--db", strings.ReplaceAll(p, ":REDACTED@", "@"))
+			}
+		}
 	}
 	pass := map[string]bool{}
 	if only {
