@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/sledge-bench/sledge/internal/runner"
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 func figureText(v *float64) string {
@@ -132,4 +133,71 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// diffAnalytic sets two analytic runs' figures side by side (tpch: the
+// composite figures, then each query's seconds), in A's order: the
+// figures both measured.
+func diffAnalytic(a, b workload.AnalyticResult, num func(name string, x, y float64)) {
+	fa, ok1 := a.(workload.AnalyticFigures)
+	fb, ok2 := b.(workload.AnalyticFigures)
+	if !ok1 || !ok2 {
+		return
+	}
+	bv := map[string]float64{}
+	for _, f := range fb.Figures() {
+		bv[f.Name] = f.Value
+	}
+	for _, f := range fa.Figures() {
+		if v, ok := bv[f.Name]; ok {
+			num(f.Name, f.Value, v)
+		}
+	}
+}
+
+// diffAnalyticCompares compares two analytic compares database by
+// database (matched by their redacted URLs): the composite figures and
+// each query's seconds; it returns the databases only one of them has.
+func diffAnalyticCompares(a, b *runner.AnalyticCompareJSON, num func(name string, x, y float64)) (onlyA, onlyB []string) {
+	bc := map[string]*runner.AnalyticCellJSON{}
+	for i := range b.Cells {
+		bc[b.Cells[i].Database] = &b.Cells[i]
+	}
+	seen := map[string]bool{}
+	for i := range a.Cells {
+		ca := &a.Cells[i]
+		cb, ok := bc[ca.Database]
+		if !ok {
+			onlyA = append(onlyA, ca.Database)
+			continue
+		}
+		seen[ca.Database] = true
+		for _, f := range []struct {
+			name string
+			x, y *float64
+		}{{"power", ca.Power, cb.Power}, {"throughput", ca.Throughput, cb.Throughput}, {"qphh", ca.QphH, cb.QphH}} {
+			if f.x != nil && f.y != nil {
+				num(ca.Database+"."+f.name, *f.x, *f.y)
+			}
+		}
+		bq := map[int]float64{}
+		for _, q := range b.Queries {
+			if s, ok := q.Seconds[ca.Database]; ok {
+				bq[q.Query] = s
+			}
+		}
+		for _, q := range a.Queries {
+			sa, ok1 := q.Seconds[ca.Database]
+			sb, ok2 := bq[q.Query]
+			if ok1 && ok2 {
+				num(fmt.Sprintf("%s.Q%d.seconds", ca.Database, q.Query), sa, sb)
+			}
+		}
+	}
+	for i := range b.Cells {
+		if n := b.Cells[i].Database; !seen[n] {
+			onlyB = append(onlyB, n)
+		}
+	}
+	return onlyA, onlyB
 }
