@@ -207,6 +207,45 @@ func TestCompareTPCHTable(t *testing.T) {
 			t.Errorf("no %q on stderr:\n%s", want, stderr)
 		}
 	}
+
+	// Two compares are compared database by database (query by query:
+	// --queries leaves no composite figures): a database only one of them
+	// ran is listed.
+	stdout, stderr, code = runCLI(t, home, "compare", "tpch", "--db", a, "--test", "power", "--no-refresh", "--queries", "1-4,22", "--json")
+	if code != 0 {
+		t.Fatalf("compare tpch (one database): exit %d: %s", code, stderr)
+	}
+	var second struct {
+		JobID int64 `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &second); err != nil || second.JobID == 0 {
+		t.Fatalf("compare tpch --json: %v %s", err, stdout)
+	}
+	list, _, _ := runCLI(t, home, "jobs", "list", "--json")
+	var jl struct {
+		Jobs []struct {
+			ID   int64  `json:"id"`
+			Kind string `json:"kind"`
+		} `json:"jobs"`
+	}
+	if err := json.Unmarshal([]byte(list), &jl); err != nil {
+		t.Fatal(err)
+	}
+	var first int64
+	for _, j := range jl.Jobs {
+		if j.Kind == "compare" && j.ID != second.JobID {
+			first = j.ID
+		}
+	}
+	diff, stderr, code := runCLI(t, home, "jobs", "diff", strconv.FormatInt(first, 10), strconv.FormatInt(second.JobID, 10))
+	if code != 0 {
+		t.Fatalf("jobs diff: exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{a + ".Q1.seconds", a + ".Q22.seconds", "only in job " + strconv.FormatInt(first, 10) + ": " + b} {
+		if !strings.Contains(diff, want) {
+			t.Errorf("jobs diff of two compares: no %q in\n%s", want, diff)
+		}
+	}
 }
 
 // The matrix's flags are not for tpch, and several --db not for the
