@@ -80,7 +80,7 @@ type AnalyticCellJSON struct {
 	QphH              *float64        `json:"qphh"`
 	ThroughputSeconds *float64        `json:"throughput_seconds"`
 	Verified          *bool           `json:"verified"`
-	Ratio             *float64        `json:"ratio"`   // headline (QphH, else Power) / the first cell's; null when either lacks it
+	Ratio             *float64        `json:"ratio"`   // the first cell's headline figure (QphH, else Power) here over there; null when either lacks it
 	Queries           json.RawMessage `json:"queries"` // the run's queries[], as it reported them
 	Interrupted       bool            `json:"interrupted"`
 	Error             string          `json:"error,omitempty"`
@@ -344,6 +344,7 @@ func analyticResult(a workload.Analytic, o *CompareOptions, cells []*analyticCel
 	}
 	byQ := map[int]map[string]float64{}
 	var base *float64
+	var baseName string
 	for i, c := range cells {
 		r := c.res
 		cj := AnalyticCellJSON{Database: c.key, Driver: c.info.Driver, DBVersion: c.info.Version, Transport: c.info.Transport,
@@ -356,9 +357,13 @@ func analyticResult(a workload.Analytic, o *CompareOptions, cells []*analyticCel
 			id := c.JobID
 			cj.JobID = &id
 		}
-		_, h := cj.Headline()
 		if i == 0 {
-			base = h
+			baseName, base = cj.Headline()
+		}
+		// The first database's headline against the same figure here.
+		h := cj.Power
+		if baseName == "QphH" {
+			h = cj.QphH
 		}
 		if base != nil && h != nil && *base > 0 {
 			ratio := *h / *base
