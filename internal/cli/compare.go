@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -100,13 +101,14 @@ writes a report with a bar chart of every query. The matrix's flags
 // header, cell lines, progress display and table.
 func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, rawURL string) error {
 	var start time.Time
+	var step atomic.Pointer[string] // an analytic cell's last step
 	_, err := runner.Compare(cmd.Context(), runner.CompareEnv{Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job, Outputs: env.Outputs,
 		Header: func(w workload.Workload, url string, info db.Info, cells int, seed uint64) {
 			fmt.Fprintf(env.Stderr, "comparing %s on %s (%s %s): %d cells, %s, seed %d\n", w.Name(), url,
 				info.Driver, info.Version, cells, cellLength(o), seed)
 		},
 		AnalyticHeader: func(w workload.Workload, dbs []string, infos []db.Info, seed uint64) {
-			fmt.Fprintf(env.Stderr, "comparing %s on %d databases, seed %d\n", w.Name(), len(dbs), seed)
+			fmt.Fprintf(env.Stderr, "comparing %s on %d database%s, seed %d\n", w.Name(), len(dbs), plural(len(dbs)), seed)
 		},
 		Cell: func(c *runner.CompareCell) func() {
 			start = time.Now()
@@ -115,8 +117,13 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 					return nil
 				}
 				fmt.Fprintln(env.Stderr, c.What)
+				step.Store(nil)
 				return startProgress(env, 10*time.Second, func() (float64, string) {
-					return -1, fmt.Sprintf("%s: %s", c.What, seconds(time.Since(start)))
+					last := ""
+					if s := step.Load(); s != nil {
+						last = " · last: " + *s
+					}
+					return -1, fmt.Sprintf("%s: %s%s", c.What, seconds(time.Since(start)), last)
 				}).Stop
 			}
 			if o.Progress > 0 {
@@ -150,6 +157,10 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 				return
 			}
 			fmt.Fprintf(env.Stderr, "  %s, %s TPM%s\n", throughputText(c.NOPM), thousands(int64(c.TPM+0.5)), jobText(c.JobID))
+		},
+		AnalyticStep: func(_ *runner.CompareCell, line string) {
+			s := strings.Join(strings.Fields(line), " ")
+			step.Store(&s)
 		},
 		AnalyticResult: func(out *runner.AnalyticCompareJSON) error {
 			if o.JSON {

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -271,5 +272,43 @@ func TestCompareTPCHRefuses(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want 2 and one line with %q", code, stderr, tc.want)
 			}
 		})
+	}
+}
+
+// A tpch run through runner.Execute (as compare's cells, the service and
+// jobs rerun run it) prints its result as JSON and hands its step lines
+// to Exec.Progress, though --json prints none on stderr.
+func TestExecuteTPCHProgress(t *testing.T) {
+	u := "sqlite://" + tpchDB(t)
+	var mu sync.Mutex
+	var lines []string
+	var stderr strings.Builder
+	res := runner.Execute(t.Context(), runner.Spec{Version: runner.SpecVersion, Kind: "run", Workload: "tpch", DB: u,
+		Options: map[string]any{"test": "power", "no-refresh": true, "queries": "1,2"}},
+		runner.Exec{NoJob: true, Stderr: &stderr, Progress: func(l string) {
+			mu.Lock()
+			defer mu.Unlock()
+			lines = append(lines, l)
+		}})
+	if res.Code != 0 {
+		t.Fatalf("exit %d: %s", res.Code, res.Err)
+	}
+	var r struct {
+		Power   *float64 `json:"power"`
+		Queries []any    `json:"queries"`
+	}
+	if err := json.Unmarshal(res.JSON, &r); err != nil || len(r.Queries) != 2 {
+		t.Fatalf("result %v: %s", err, res.JSON)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	all := strings.Join(lines, "\n")
+	for _, want := range []string{"stream 0  Q1 ", "stream 0  Q2 "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q in the progress lines:\n%s", want, all)
+		}
+	}
+	if strings.Contains(stderr.String(), "stream 0") {
+		t.Errorf("--json printed the steps on stderr: %s", stderr.String())
 	}
 }

@@ -71,8 +71,17 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 		Dialect: sd.Dialect(), Database: s.URL, Driver: fmt.Sprintf("%s %s (%s)", info.Driver, info.Version, info.Transport),
 		Ctl: ctl, Connect: sd.ConnectSQL, Seed: o.Seed,
 	}
+	if !o.JSON || env.Progress != nil {
+		aenv.Progress = func(line string) {
+			if !o.JSON {
+				fmt.Fprintln(env.Stderr, line)
+			}
+			if env.Progress != nil {
+				env.Progress(line)
+			}
+		}
+	}
 	if !o.JSON {
-		aenv.Progress = func(line string) { fmt.Fprintln(env.Stderr, line) }
 		if env.Header != nil {
 			env.Header(a, s.URL, info, "SQL text")
 		}

@@ -166,6 +166,9 @@ type CompareEnv struct {
 	// AnalyticResult shows an analytic compare's result, as Result does
 	// the matrix's.
 	AnalyticResult func(*AnalyticCompareJSON) error
+	// AnalyticStep receives each step of an analytic cell's run as it
+	// ends ("stream 0  Q14  0.0120 s  1 row"), from the run's goroutines.
+	AnalyticStep func(c *CompareCell, line string)
 }
 
 // compareCell is one run of the matrix and what it measured.

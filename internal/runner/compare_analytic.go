@@ -276,6 +276,9 @@ func runAnalyticCell(ctx context.Context, env CompareEnv, o *CompareOptions, a w
 	x.Stderr = &stderr
 	var rec jobIDOutput
 	x.Outputs = append([]Output{&rec}, env.Outputs...)
+	if env.AnalyticStep != nil {
+		x.Progress = func(line string) { env.AnalyticStep(&c.CompareCell, line) }
+	}
 	var stop func()
 	if env.Cell != nil {
 		stop = env.Cell(&c.CompareCell)

@@ -155,8 +155,9 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 				}
 				return nil
 			},
-			Result: func(sum *RunSummary) error { return writeJSON(stdout, sum) },
-			Report: func(res workload.AnalyticResult) error { return writeJSON(stdout, res) },
+			Result:   func(sum *RunSummary) error { return writeJSON(stdout, sum) },
+			Report:   func(res workload.AnalyticResult) error { return writeJSON(stdout, res) },
+			Progress: x.Progress,
 		}, &ro, w, url)
 		return job.End(ctx, err)
 	case "compare":

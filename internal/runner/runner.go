@@ -296,6 +296,10 @@ type Exec struct {
 	// matrix's lists) and stops there: nothing is recorded, opened or
 	// run. Result.Code is 0, or the command's refusal (2) with its line.
 	DryRun bool
+	// Progress receives an analytic run's step lines as they come ("stream
+	// 0  Q14  0.0120 s  1 row"), though the run prints nothing but its
+	// --json: compare tpch shows them in its progress line. Nil: none.
+	Progress func(line string)
 }
 
 // Executor runs one spec to its end (or until ctx is cancelled, which
