@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -85,6 +86,13 @@ func TestMain(m *testing.M) {
 	}
 	if twoWHPath != "" {
 		os.RemoveAll(filepath.Dir(twoWHPath))
+	}
+	if tpchPath != "" {
+		os.RemoveAll(filepath.Dir(tpchPath))
+	}
+	if err := pgLazy.Stop(); err != nil && code == 0 {
+		fmt.Fprintln(os.Stderr, "stop postgres:", err)
+		code = 1
 	}
 	os.Exit(code)
 }

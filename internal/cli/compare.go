@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -60,7 +61,18 @@ reached and every mode is supported there.
 
 Ctrl-C interrupts the running cell (it keeps what it measured, as "sledge
 run" does), starts no other, and prints the table of what was measured
-(exit 130).`,
+(exit 130).
+
+compare tpch compares databases instead: --db repeated, one cell per
+database, each a "sledge run tpch" with the same run options (--test,
+--streams, --params, --no-refresh, --queries, --explain) and seed:
+  sledge compare tpch --db sqlite:///a.db --db postgres://u@h/tpch --test power
+It prints one row per query (the power test's seconds; with --test
+throughput, the mean over the streams), one column per database, the
+composite figures and each database's ratio to the first; --html FILE
+writes a report with a bar chart of every query. The matrix's flags
+(--modes, --transports, --vus, --connections, -T, -t, --rampup, -P,
+--socket, --host, --port) are not for tpch.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, u, err := o.resolve(cmd, args, env)
@@ -89,13 +101,31 @@ run" does), starts no other, and prints the table of what was measured
 // header, cell lines, progress display and table.
 func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workload, rawURL string) error {
 	var start time.Time
+	var step atomic.Pointer[string] // an analytic cell's last step
 	_, err := runner.Compare(cmd.Context(), runner.CompareEnv{Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job, Outputs: env.Outputs,
 		Header: func(w workload.Workload, url string, info db.Info, cells int, seed uint64) {
 			fmt.Fprintf(env.Stderr, "comparing %s on %s (%s %s): %d cells, %s, seed %d\n", w.Name(), url,
 				info.Driver, info.Version, cells, cellLength(o), seed)
 		},
+		AnalyticHeader: func(w workload.Workload, dbs []string, infos []db.Info, seed uint64) {
+			fmt.Fprintf(env.Stderr, "comparing %s on %d database%s, seed %d\n", w.Name(), len(dbs), plural(len(dbs)), seed)
+		},
 		Cell: func(c *runner.CompareCell) func() {
 			start = time.Now()
+			if c.Database != "" { // an analytic workload's database
+				if o.JSON {
+					return nil
+				}
+				fmt.Fprintln(env.Stderr, c.What)
+				step.Store(nil)
+				return startProgress(env, 10*time.Second, func() (float64, string) {
+					last := ""
+					if s := step.Load(); s != nil {
+						last = " · last: " + *s
+					}
+					return -1, fmt.Sprintf("%s: %s%s", c.What, seconds(time.Since(start)), last)
+				}).Stop
+			}
 			if o.Progress > 0 {
 				fmt.Fprintln(env.Stderr, c.What)
 				return nil
@@ -122,7 +152,22 @@ func runCompare(cmd *cobra.Command, env *Env, o *compareOpts, w workload.Workloa
 			if s := strings.TrimSpace(c.Warnings); s != "" && o.Progress == 0 {
 				fmt.Fprintln(env.Stderr, s)
 			}
+			if c.Database != "" {
+				fmt.Fprintf(env.Stderr, "  Power@Size %s, QphH@Size %s%s\n", figureText(c.Power), figureText(c.QphH), jobText(c.JobID))
+				return
+			}
 			fmt.Fprintf(env.Stderr, "  %s, %s TPM%s\n", throughputText(c.NOPM), thousands(int64(c.TPM+0.5)), jobText(c.JobID))
+		},
+		AnalyticStep: func(_ *runner.CompareCell, line string) {
+			s := strings.Join(strings.Fields(line), " ")
+			step.Store(&s)
+		},
+		AnalyticResult: func(out *runner.AnalyticCompareJSON) error {
+			if o.JSON {
+				return writeJSON(env.Stdout, out)
+			}
+			printAnalyticCompare(env.Stdout, out)
+			return nil
 		},
 		Result: func(out *compareJSON) error {
 			if o.JSON {

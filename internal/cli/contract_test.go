@@ -27,13 +27,14 @@ import (
 type kind string
 
 const (
-	jNumber kind = "number"
-	jString kind = "string"
-	jBool   kind = "bool"
-	jObject kind = "object"
-	jArray  kind = "array"
-	jNumNil kind = "number or null" // e.g. nopm where a workload has no meter
-	jObjNil kind = "object or null" // e.g. server_waits where nothing was sampled
+	jNumber  kind = "number"
+	jString  kind = "string"
+	jBool    kind = "bool"
+	jObject  kind = "object"
+	jArray   kind = "array"
+	jNumNil  kind = "number or null" // e.g. nopm where a workload has no meter
+	jObjNil  kind = "object or null" // e.g. server_waits where nothing was sampled
+	jBoolNil kind = "bool or null"   // e.g. tpch's verified where answers were not checked
 )
 
 // pinKeys asserts that every path in keys is in the JSON document out with
@@ -111,6 +112,9 @@ func isKind(v any, k kind) bool {
 		return ok
 	case jObjNil:
 		_, ok := v.(map[string]any)
+		return ok || v == nil
+	case jBoolNil:
+		_, ok := v.(bool)
 		return ok || v == nil
 	}
 	return false
@@ -278,6 +282,49 @@ func TestContractBuild(t *testing.T) {
 			"rows": jNumber, "load_s": jNumber, "indexes_s": jNumber, "total_s": jNumber, "rows_per_s": jNumber,
 			"completed": jBool,
 		})
+	}
+}
+
+// Issue 15: compare tpch across databases (--db repeated): each
+// database's composite figures and queries, and each query's seconds by
+// database (docs/contracts.md, docs/compare.md).
+func TestContractCompareTPCH(t *testing.T) {
+	home := t.TempDir()
+	a, b := "sqlite://"+tpchDB(t), "sqlite://"+tpchDB(t)
+	html := filepath.Join(home, "tpch.html")
+	stdout, stderr, code := runCLI(t, home, "compare", "tpch", "--db", a, "--db", b, "--test", "power", "--no-refresh",
+		"--params", "validation", "--json", "--html", html)
+	if code != ExitOK {
+		t.Fatalf("compare tpch: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "compare tpch --json", stdout, map[string]kind{
+		"workload": jString, "seed": jNumber, "query_seconds_from": jString,
+		"cells[].database": jString, "cells[].driver": jString, "cells[].db_version": jString, "cells[].job_id": jNumber,
+		"cells[].power": jNumNil, "cells[].throughput": jNumNil, "cells[].qphh": jNumNil, "cells[].throughput_seconds": jNumNil,
+		"cells[].verified": jBoolNil, "cells[].ratio": jNumNil, "cells[].queries[].query": jNumber, "cells[].queries[].seconds": jNumber,
+		"queries[].query": jNumber, "queries[].seconds": jObject,
+	})
+	var out struct {
+		Cells []struct {
+			Verified *bool `json:"verified"`
+		} `json:"cells"`
+		Queries []struct {
+			Seconds map[string]float64 `json:"seconds"`
+		} `json:"queries"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil || len(out.Cells) != 2 || len(out.Queries) != 22 {
+		t.Fatalf("compare tpch: %v %s", err, stdout)
+	}
+	for i, c := range out.Cells {
+		if c.Verified == nil || !*c.Verified {
+			t.Errorf("cell %d: answers not verified with --params validation", i)
+		}
+	}
+	if s := out.Queries[0].Seconds; len(s) != 2 || s[a] <= 0 || s[b] <= 0 {
+		t.Errorf("queries[0].seconds = %v, want a positive number by each --db", s)
+	}
+	if fi, err := os.Stat(html); err != nil || fi.Size() == 0 {
+		t.Errorf("compare tpch --html wrote no report: %v", err)
 	}
 }
 
@@ -519,9 +566,10 @@ func TestContractFlags(t *testing.T) {
 		"build": {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
 		"run": {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger",
 			"test", "streams", "params", "no-refresh", "queries", "explain"}, // the last six: tpch (issue 15)
-		"check":   {"db", "json", "jobs-db"},
-		"drop":    {"db", "json"},
-		"compare": {"db", "json", "modes", "transports", "vus", "connections", "html", "duration", "rampup", "iterations"},
+		"check": {"db", "json", "jobs-db"},
+		"drop":  {"db", "json"},
+		"compare": {"db", "json", "modes", "transports", "vus", "connections", "html", "duration", "rampup", "iterations",
+			"test", "streams", "params", "no-refresh", "queries"}, // the last five: compare tpch (issue 15)
 	}
 	for cmd, flags := range long {
 		c := find(cmd)

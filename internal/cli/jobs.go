@@ -78,18 +78,63 @@ func getJob(ctx context.Context, st *jobs.Store, arg string) (*jobs.Record, erro
 	return r, err
 }
 
-// runFigures are the headline numbers of a run's summary.
+// runFigures are the headline numbers of a run's summary: NOPM and TPM,
+// or an analytic run's headline (tpch: QphH, else Power).
 type runFigures struct {
 	NOPM *float64 `json:"nopm"`
 	TPM  *float64 `json:"tpm"`
+
+	Headline      string   `json:"-"`
+	HeadlineValue *float64 `json:"-"`
 }
 
 func figures(j *jobs.Job) runFigures {
 	var f runFigures
+	if res := analyticResultOf(j); res != nil {
+		if af, ok := res.(workload.AnalyticFigures); ok {
+			f.Headline, f.HeadlineValue = af.Headline()
+		}
+		return f
+	}
 	if j.Kind == "run" && len(j.Summary) > 0 {
 		_ = json.Unmarshal(j.Summary, &f) // no summary: no figures
 	}
 	return f
+}
+
+// analyticResultOf decodes the stored summary of an analytic workload's
+// run (tpch) into the result its workload registered (workload.Meta's
+// NewResult); nil for other jobs.
+func analyticResultOf(j *jobs.Job) workload.AnalyticResult {
+	if j.Kind != "run" || len(j.Summary) == 0 || !isAnalytic(j.Workload) {
+		return nil
+	}
+	m, _ := workload.Lookup(j.Workload)
+	res := m.NewResult()
+	if err := json.Unmarshal(j.Summary, res); err != nil {
+		return nil
+	}
+	return res
+}
+
+// isAnalytic reports whether the named workload is an analytic one, whose
+// results are its own (workload.Meta's NewResult).
+func isAnalytic(wl string) bool {
+	m, err := workload.Lookup(wl)
+	return err == nil && m.NewResult != nil
+}
+
+// analyticCompareOf decodes the stored summary of a compare of an
+// analytic workload across databases; nil for other jobs.
+func analyticCompareOf(j *jobs.Job) *runner.AnalyticCompareJSON {
+	if j.Kind != "compare" || len(j.Summary) == 0 || !isAnalytic(j.Workload) {
+		return nil
+	}
+	var c runner.AnalyticCompareJSON
+	if err := json.Unmarshal(j.Summary, &c); err != nil {
+		return nil
+	}
+	return &c
 }
 
 // listJSON is one line of `jobs list --json`.
@@ -106,7 +151,10 @@ type listJSON struct {
 	DurationS float64  `json:"duration_s"`
 	NOPM      *float64 `json:"nopm,omitempty"`
 	TPM       *float64 `json:"tpm,omitempty"`
-	Error     string   `json:"error,omitempty"`
+	// An analytic run's headline (tpch: QphH, else Power) and its name.
+	Headline      string   `json:"headline,omitempty"`
+	HeadlineValue *float64 `json:"headline_value,omitempty"`
+	Error         string   `json:"error,omitempty"`
 }
 
 func newJobsList(env *Env) *cobra.Command {
@@ -131,7 +179,8 @@ func newJobsList(env *Env) *cobra.Command {
 				f := figures(j)
 				l := listJSON{ID: j.ID, Kind: j.Kind, Workload: j.Workload, Database: j.Database, Mode: j.Mode,
 					VUs: j.VUs, Status: string(j.Status), Started: j.Started.Format(time.RFC3339),
-					DurationS: math.Round(j.Duration().Seconds()*1000) / 1000, NOPM: f.NOPM, TPM: f.TPM, Error: j.Error}
+					DurationS: math.Round(j.Duration().Seconds()*1000) / 1000, NOPM: f.NOPM, TPM: f.TPM, Error: j.Error,
+					Headline: f.Headline, HeadlineValue: f.HeadlineValue}
 				if !j.Ended.IsZero() {
 					l.Ended = j.Ended.Format(time.RFC3339)
 				}
@@ -151,9 +200,14 @@ func newJobsList(env *Env) *cobra.Command {
 				if l.VUs > 0 {
 					vus = strconv.Itoa(l.VUs)
 				}
+				head := rate(l.NOPM)
+				if l.HeadlineValue != nil {
+					// An analytic run's headline, named: its NOPM's place.
+					head = rate(l.HeadlineValue) + " " + l.Headline
+				}
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Kind, l.Workload,
 					l.Database, dash(l.Mode), dash(vus), l.Status, list[k].Started.Local().Format("2006-01-02 15:04:05"), shortDuration(time.Duration(l.DurationS*float64(time.Second))),
-					rate(l.NOPM), rate(l.TPM))
+					head, rate(l.TPM))
 			}
 			return tw.Flush()
 		},
@@ -244,7 +298,13 @@ func printJob(out io.Writer, r *jobs.Record) {
 		dash(h.Hostname), dash(h.CPUModel), h.CPUs, mem, h.OS, dash(h.Kernel), h.GoVersion, r.Version, r.PID)
 
 	if len(r.Summary) > 0 {
-		if s := runSummaryOf(&r.Job); s != nil {
+		if res := analyticResultOf(&r.Job); res != nil {
+			// As the run printed it.
+			fmt.Fprintln(out)
+			res.WriteText(out)
+		} else if c := analyticCompareOf(&r.Job); c != nil {
+			printAnalyticCompare(out, c)
+		} else if s := runSummaryOf(&r.Job); s != nil {
 			printSummary(out, s)
 		} else if c := compareSummaryOf(&r.Job); c != nil {
 			printCompare(out, c)
@@ -273,7 +333,7 @@ func printJob(out io.Writer, r *jobs.Record) {
 
 // runSummaryOf decodes a run's stored summary; nil for other jobs.
 func runSummaryOf(j *jobs.Job) *runSummary {
-	if j.Kind != "run" || len(j.Summary) == 0 {
+	if j.Kind != "run" || len(j.Summary) == 0 || isAnalytic(j.Workload) {
 		return nil
 	}
 	var s runSummary
@@ -287,7 +347,7 @@ func runSummaryOf(j *jobs.Job) *runSummary {
 
 // compareSummaryOf decodes a compare's stored summary; nil for other jobs.
 func compareSummaryOf(j *jobs.Job) *compareJSON {
-	if j.Kind != "compare" || len(j.Summary) == 0 {
+	if j.Kind != "compare" || len(j.Summary) == 0 || isAnalytic(j.Workload) {
 		return nil
 	}
 	var c compareJSON
@@ -347,6 +407,16 @@ func specLine(raw json.RawMessage) string {
 	}
 	u, note := pasteDB(s.Database)
 	parts := []string{s.Command, s.Workload, "--db", shellQuote(u)}
+	if list, ok := s.Options["db"].([]any); ok && len(list) > 1 && s.Command == "compare" {
+		// compare tpch: every database, in order.
+		for _, x := range list[1:] {
+			v, n := pasteDB(fmt.Sprint(x))
+			parts = append(parts, "--db", shellQuote(v))
+			if note == "" {
+				note = n
+			}
+		}
+	}
 	set := map[string]bool{"seed": true, "mode": true}
 	for _, n := range s.Set {
 		set[n] = true
@@ -366,6 +436,15 @@ func specLine(raw json.RawMessage) string {
 		for _, x := range vals {
 			v := fmt.Sprint(x)
 			if v == "" {
+				continue
+			}
+			if b, ok := x.(bool); ok {
+				// "--no-refresh true" would read "true" as an argument.
+				if b {
+					parts = append(parts, "--"+n)
+				} else {
+					parts = append(parts, "--"+n+"=false")
+				}
 				continue
 			}
 			parts = append(parts, "--"+n, shellQuote(v))
@@ -577,6 +656,14 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 		}
 		diffServer(sa, sb, num) // servercost.go
 	}
+	if ra, rb := analyticResultOf(&a.Job), analyticResultOf(&b.Job); ra != nil && rb != nil {
+		diffAnalytic(ra, rb, num)
+	}
+	if ca, cb := analyticCompareOf(&a.Job), analyticCompareOf(&b.Job); ca != nil && cb != nil {
+		str("seed", strconv.FormatUint(ca.Seed, 10), strconv.FormatUint(cb.Seed, 10))
+		str("databases", strconv.Itoa(len(ca.Cells)), strconv.Itoa(len(cb.Cells)))
+		d.OnlyA, d.OnlyB = diffAnalyticCompares(ca, cb, num)
+	}
 	if ca, cb := compareSummaryOf(&a.Job), compareSummaryOf(&b.Job); ca != nil && cb != nil {
 		str("seed", strconv.FormatUint(ca.Seed, 10), strconv.FormatUint(cb.Seed, 10))
 		str("cells", strconv.Itoa(len(ca.Cells)), strconv.Itoa(len(cb.Cells)))
@@ -716,6 +803,10 @@ func figure(name string, v any) string {
 	switch {
 	case strings.HasSuffix(name, "_ms"):
 		return ms(f)
+	case strings.HasSuffix(name, "seconds"): // an analytic run's (tpch): Q1.seconds, throughput_seconds
+		return fmt.Sprintf("%.4f", f)
+	case strings.HasSuffix(name, "power"), strings.HasSuffix(name, "throughput"), strings.HasSuffix(name, "qphh"):
+		return fmt.Sprintf("%.1f", f)
 	case strings.HasSuffix(name, "round_trips"), strings.HasSuffix(name, "context_switches"):
 		return fmt.Sprintf("%.2f", f)
 	case strings.HasSuffix(name, "client_cpu_us"), strings.HasSuffix(name, "_us"):

@@ -70,14 +70,25 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 		Dialect: sd.Dialect(), Database: s.URL, Driver: fmt.Sprintf("%s %s (%s)", info.Driver, info.Version, info.Transport),
 		Ctl: ctl, Connect: sd.ConnectSQL, Seed: o.Seed,
 	}
+	// Each step's line goes to the terminal (above the live status when
+	// there is one) unless --json, and to env.Progress (compare's cells).
 	stop := func() {}
+	show := func(string) {}
 	if !o.JSON {
 		if env.Header != nil {
 			env.Header(a, s.URL, info, "SQL text")
 		}
-		aenv.Progress = func(line string) { fmt.Fprintln(env.Stderr, line) }
+		show = func(line string) { fmt.Fprintln(env.Stderr, line) }
 		if st, ok := a.(interface{ Status() (float64, string) }); ok && env.Live != nil {
-			aenv.Progress, stop = env.Live(st.Status)
+			show, stop = env.Live(st.Status)
+		}
+	}
+	if !o.JSON || env.Progress != nil {
+		aenv.Progress = func(line string) {
+			show(line)
+			if env.Progress != nil {
+				env.Progress(line)
+			}
 		}
 	}
 	res, runErr := a.RunAnalytic(ctx, aenv)

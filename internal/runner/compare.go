@@ -42,10 +42,14 @@ type CompareOptions struct {
 	Host        string
 	Port        int
 	HTML        string // --html FILE: also write the report there
+	// DBs are the --db URLs in the order given: compare tpch runs one cell
+	// on each (compare_analytic.go); the matrix takes one.
+	DBs []string
 
 	// Resolved by the command before the compare.
 	WorkloadOptions map[string]string // the workloads' run options given, passed on to every cell
 	DurationSet     bool              // -T/--duration was given
+	MatrixSet       []string          // the matrix's own flags given (--modes, --vus, …): not for an analytic workload
 	RandomSeedSet   bool              // --random-seed was given
 	Seed            uint64
 	SeedSet         bool // --seed was given
@@ -81,6 +85,11 @@ func CompareFlags(fs *pflag.FlagSet, o *CompareOptions) {
 	fs.StringVar(&o.Host, "host", "127.0.0.1", "host for --transports tcp when --db is a unix socket URL")
 	fs.IntVar(&o.Port, "port", 0, "port for --transports tcp when --db is a unix socket URL (default: the URL's, else the database's usual port)")
 	fs.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
+	// --db (the common flag) repeats for compare tpch: one cell per database.
+	if f := fs.Lookup("db"); f != nil {
+		f.Value = &dbList{one: f.Value, list: &o.DBs}
+		f.Usage += "; compare tpch: repeat it, one database per cell (--db A --db B)"
+	}
 }
 
 // FlagsSet records which of compare's flags in f the user gave, and the
@@ -88,6 +97,12 @@ func CompareFlags(fs *pflag.FlagSet, o *CompareOptions) {
 // Compare's, once the job records it.
 func (o *CompareOptions) FlagsSet(f *pflag.FlagSet) {
 	o.DurationSet = f.Changed("duration")
+	o.MatrixSet = nil
+	for _, n := range matrixFlags {
+		if f.Changed(n) {
+			o.MatrixSet = append(o.MatrixSet, n)
+		}
+	}
 	o.RandomSeedSet = f.Changed("random-seed")
 	o.WorkloadOptions = map[string]string{}
 	for _, n := range workload.Names() {
@@ -114,6 +129,11 @@ type CompareCell struct {
 	TPM      float64
 	JobID    int64  // the cell's run's job; 0: none
 	Warnings string // what the cell's run printed on stderr
+	// An analytic workload's cell (tpch): its database and composite
+	// figures, nil when not measured.
+	Database string
+	Power    *float64
+	QphH     *float64
 }
 
 // CompareEnv is what a compare works with beside its options: where it
@@ -139,6 +159,16 @@ type CompareEnv struct {
 	// Command is the command line that repeats the compare with seed, for
 	// the HTML report.
 	Command func(seed uint64) string
+	// AnalyticHeader shows a compare of an analytic workload (tpch) about
+	// to run (not with --json): the workload, the databases (redacted) and
+	// what each is, and the seed.
+	AnalyticHeader func(w workload.Workload, dbs []string, infos []db.Info, seed uint64)
+	// AnalyticResult shows an analytic compare's result, as Result does
+	// the matrix's.
+	AnalyticResult func(*AnalyticCompareJSON) error
+	// AnalyticStep receives each step of an analytic cell's run as it
+	// ends ("stream 0  Q14  0.0120 s  1 row"), from the run's goroutines.
+	AnalyticStep func(c *CompareCell, line string)
 }
 
 // compareCell is one run of the matrix and what it measured.
@@ -156,6 +186,12 @@ type compareCell struct {
 // cell (3) and an interrupted compare (130, Silent) with the result of
 // what was measured.
 func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.Workload, rawURL string) (*CompareJSON, error) {
+	if a, ok := w.(workload.Analytic); ok {
+		return nil, compareAnalytic(ctx, env, o, a, rawURL)
+	}
+	if len(o.DBs) > 1 {
+		return nil, Usagef("compare %s takes one --db (its matrix is modes × transports × virtual users on one database); several --db are for compare tpch", w.Name())
+	}
 	vus, err := parseVUList(o.VUs)
 	if err != nil {
 		return nil, err
@@ -806,7 +842,15 @@ func gib(b int64) string {
 func CompareCommand(fs *pflag.FlagSet, seed uint64, extra map[string]string) string {
 	type flag struct{ name, value string }
 	var flags []flag
-	fs.Visit(func(f *pflag.Flag) { flags = append(flags, flag{f.Name, f.Value.String()}) })
+	fs.Visit(func(f *pflag.Flag) {
+		if l, ok := f.Value.(*dbList); ok {
+			for _, u := range l.URLs() { // compare tpch: every --db
+				flags = append(flags, flag{f.Name, u})
+			}
+			return
+		}
+		flags = append(flags, flag{f.Name, f.Value.String()})
+	})
 	for k, v := range extra {
 		flags = append(flags, flag{k, v})
 	}
@@ -818,10 +862,20 @@ func CompareCommand(fs *pflag.FlagSet, seed uint64, extra map[string]string) str
 		switch f.name {
 		case "db":
 			var env string
-			if v, env = db.Pasteable(v); env != "" {
+			if v, env = db.Pasteable(v); env != "" && note == "" {
 				note = "  # password from " + env
 			}
 		case "seed", "random-seed":
+			continue
+		}
+		if b := fs.Lookup(f.name); b != nil && b.Value.Type() == "bool" {
+			// A boolean's value follows an "=": "--no-refresh true" would
+			// read "true" as an argument.
+			if v == "true" {
+				parts = append(parts, "--"+f.name)
+			} else {
+				parts = append(parts, "--"+f.name+"="+v)
+			}
 			continue
 		}
 		parts = append(parts, "--"+f.name+" "+v)

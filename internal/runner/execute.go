@@ -155,7 +155,9 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 				}
 				return nil
 			},
-			Result: func(sum *RunSummary) error { return writeJSON(stdout, sum) },
+			Result:   func(sum *RunSummary) error { return writeJSON(stdout, sum) },
+			Report:   func(res workload.AnalyticResult) error { return writeJSON(stdout, res) },
+			Progress: x.Progress,
 		}, &ro, w, url)
 		return job.End(ctx, err)
 	case "compare":
@@ -166,8 +168,9 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 				}
 				return nil
 			},
-			Result:  func(out *CompareJSON) error { return writeJSON(stdout, out) },
-			Command: func(seed uint64) string { return CompareCommand(fs, seed, compareCommandExtra(x)) },
+			Result:         func(out *CompareJSON) error { return writeJSON(stdout, out) },
+			AnalyticResult: func(out *AnalyticCompareJSON) error { return writeJSON(stdout, out) },
+			Command:        func(seed uint64) string { return CompareCommand(fs, seed, compareCommandExtra(x)) },
 		}, &co, w, url)
 		return job.End(ctx, err)
 	}

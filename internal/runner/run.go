@@ -44,6 +44,9 @@ type RunEnv struct {
 	// Report shows an analytic workload's result (workload.Analytic:
 	// TPC-H's tests), as soon as it is complete.
 	Report func(workload.AnalyticResult) error
+	// Progress receives an analytic run's step lines, also with --json
+	// (which prints none on stderr); nil: none.
+	Progress func(line string)
 	// Metrics starts serving the run's live metrics at addr (--metrics)
 	// once its options are checked, before anything is opened.
 	Metrics func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (MetricsServer, error)

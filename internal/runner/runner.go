@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/jobs"
 )
@@ -192,6 +193,14 @@ func (s Spec) Args(only bool) ([]string, error) {
 	}
 	if s.DB != "" {
 		args = append(args, "--db", s.DB)
+		// compare tpch: the other databases, recorded redacted; their
+		// passwords come from the variables the drivers read.
+		if l, ok := s.Options["db"].([]any); ok && len(l) > 1 && s.Kind == "compare" {
+			for _, u := range l[1:] {
+				p, _ := db.Pasteable(fmt.Sprint(u))
+				args = append(args, "--db", strings.ReplaceAll(p, ":REDACTED@", "@"))
+			}
+		}
 	}
 	pass := map[string]bool{}
 	if only {
@@ -287,6 +296,10 @@ type Exec struct {
 	// matrix's lists) and stops there: nothing is recorded, opened or
 	// run. Result.Code is 0, or the command's refusal (2) with its line.
 	DryRun bool
+	// Progress receives an analytic run's step lines as they come ("stream
+	// 0  Q14  0.0120 s  1 row"), though the run prints nothing but its
+	// --json: compare tpch shows them in its progress line. Nil: none.
+	Progress func(line string)
 }
 
 // Executor runs one spec to its end (or until ctx is cancelled, which

@@ -24,7 +24,14 @@ func SpecOf(fs *pflag.FlagSet, kind, wl, rawURL string) Spec {
 		if f.Name == "db" {
 			v = db.Redact(v)
 		}
-		if sv, ok := f.Value.(pflag.SliceValue); ok && f.Name != "db" {
+		if l, ok := f.Value.(*dbList); ok && len(l.URLs()) > 1 {
+			// compare tpch's databases: a list, which Args repeats.
+			list := []any{}
+			for _, u := range l.URLs() {
+				list = append(list, db.Redact(u))
+			}
+			opts[f.Name] = list
+		} else if sv, ok := f.Value.(pflag.SliceValue); ok && f.Name != "db" {
 			// A repeated flag (--threshold, -f, -D) is a JSON list, which
 			// Args repeats: its String() ("[a,b]") would run as one value.
 			list := []any{}

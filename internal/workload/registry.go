@@ -35,6 +35,11 @@ type Meta struct {
 	// (SQLScripter, SQLConn): its sessions are db.SQLDB's, not named
 	// statements in a mode.
 	SQL bool
+	// NewResult returns an empty result of an analytic workload (one
+	// that implements Analytic), for the job store's commands to read a
+	// stored summary into and print it as the run did (WriteText); nil for
+	// the others, whose summaries are the runner's.
+	NewResult func() AnalyticResult
 }
 
 // IsSQL reports whether the named workload renders its own SQL text.

@@ -59,6 +59,24 @@ type AnalyticResult interface {
 	WriteText(w io.Writer)
 }
 
+// AnalyticFigures is an AnalyticResult that names its figures, for the
+// job store's commands: jobs list shows its headline, jobs diff sets its
+// figures side by side.
+type AnalyticFigures interface {
+	// Headline is the figure that sums the run up ("QphH"; "Power" when
+	// only the power test ran), nil when it measured none.
+	Headline() (name string, value *float64)
+	// Figures are the figures to compare, in order: the composite ones,
+	// then each query's seconds ("Q1.seconds").
+	Figures() []Figure
+}
+
+// Figure is one named figure of a result.
+type Figure struct {
+	Name  string
+	Value float64
+}
+
 // AnalyticEnv is what an analytic run works with.
 type AnalyticEnv struct {
 	Dialect  string // "postgres", "mysql", "sqlite"

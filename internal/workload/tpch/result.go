@@ -5,6 +5,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 // Label is what every result says it is.
@@ -169,6 +171,50 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.JobID > 0 {
 		fmt.Fprintf(w, "job %d\n", r.JobID)
 	}
+}
+
+// Headline is QphH@Size, else Power@Size (only the power test ran or
+// finished); nil when neither was measured.
+func (r *Result) Headline() (string, *float64) {
+	if r.QphH != nil {
+		return "QphH", r.QphH
+	}
+	if r.Power != nil {
+		return "Power", r.Power
+	}
+	return "", nil
+}
+
+// Figures are the composite figures measured, then each query's seconds:
+// the power test's, else the mean over the throughput test's streams.
+func (r *Result) Figures() []workload.Figure {
+	var out []workload.Figure
+	for _, f := range []struct {
+		name string
+		v    *float64
+	}{{"power", r.Power}, {"throughput", r.Throughput}, {"qphh", r.QphH}, {"throughput_seconds", r.ThroughputSeconds}} {
+		if f.v != nil {
+			out = append(out, workload.Figure{Name: f.name, Value: *f.v})
+		}
+	}
+	power := map[int]float64{}
+	sum, n := map[int]float64{}, map[int]int{}
+	for _, q := range r.Queries {
+		if q.Stream == 0 {
+			power[q.Query] = q.Seconds
+		} else {
+			sum[q.Query] += q.Seconds
+			n[q.Query]++
+		}
+	}
+	for q := 1; q <= 22; q++ {
+		if s, ok := power[q]; ok {
+			out = append(out, workload.Figure{Name: fmt.Sprintf("Q%d.seconds", q), Value: s})
+		} else if n[q] > 0 && len(power) == 0 {
+			out = append(out, workload.Figure{Name: fmt.Sprintf("Q%d.seconds", q), Value: sum[q] / float64(n[q])})
+		}
+	}
+	return out
 }
 
 // SetJobID records the job that keeps the run, for the summary.

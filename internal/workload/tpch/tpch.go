@@ -42,6 +42,7 @@ func init() {
 		Flags:       flags,
 		Throughput:  "QphH",
 		SQL:         true,
+		NewResult:   func() workload.AnalyticResult { return &Result{} },
 	})
 }
 
