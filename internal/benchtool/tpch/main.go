@@ -494,6 +494,7 @@ func runPeer(sf float64, rounds int) error {
 			}
 		}
 		t2 := time.Now()
+		s.rows = meta.Rows // counted as sledge counts them
 		for _, n := range rows {
 			s.rows += n
 		}
@@ -525,8 +526,8 @@ func runPeer(sf float64, rounds int) error {
 		return peerSample{load: b.LoadS, total: b.TotalS, wall: wall, rows: b.Rows}, nil
 	}
 
-	fmt.Printf("PostgreSQL %s (private server, %s), SF %s: %d rows in 8 tables, %.0f MB of .tbl text; %d sessions (sledge's --build-vus default, the number of CPUs) on both sides.\n\n",
-		version, strings.Join(settings, ", "), sfs, fileRows, float64(fileBytes)/1e6, vus)
+	fmt.Printf("PostgreSQL %s (private server, %s), SF %s: %d rows in 8 tables (the rows columns below add tpch_meta's %d), %.0f MB of .tbl text; %d sessions (sledge's --build-vus default, the number of CPUs) on both sides.\n\n",
+		version, strings.Join(settings, ", "), sfs, fileRows, meta.Rows, float64(fileBytes)/1e6, vus)
 	fmt.Println("- peer: the .tbl files (written beforehand by `go run ./internal/workload/tpch/answers/tbl`, not timed), each split into one contiguous part per session; the clock starts with sledge's own DROP and CREATE TABLE statements; each session runs `COPY table FROM 'file.k' WITH (FORMAT text, DELIMITER '|')` for its part of every table in sledge's table order; then sledge's keys, indexes and ANALYZE (`Script(\"postgres\", \"indexes\")`, one session, in order) and the three tpch_meta rows. Its load (DROP + CREATE + COPY) and total are this program's clock in the same way.")
 	fmt.Printf("- sledge: `sledge build tpch --scale %s --json` (load_s: DROP + CREATE + generating and loading the rows; total_s: also keys, indexes, ANALYZE, tpch_meta); wall = the whole process, start-up and connecting included.\n", sfs)
 	fmt.Println("- Before each build: both sides' tables dropped and a CHECKPOINT (not timed). Rounds alternate the order: the peer first in odd rounds.")
@@ -552,14 +553,14 @@ func runPeer(sf float64, rounds int) error {
 			if err != nil {
 				return fmt.Errorf("round %d %s: %w", r, side, err)
 			}
-			if s.rows != fileRows {
-				return fmt.Errorf("round %d %s: %d rows loaded, want %d", r, side, s.rows, fileRows)
+			if s.rows != fileRows+meta.Rows {
+				return fmt.Errorf("round %d %s: %d rows loaded, want %d", r, side, s.rows, fileRows+meta.Rows)
 			}
 			wall := "—"
 			if side == "sledge" {
-				wall = fmt.Sprintf("%.1f", s.wall)
+				wall = fmt.Sprintf("%.2f", s.wall)
 			}
-			fmt.Printf("| %d | %s | %d | %.1f | %.1f | %s |\n", r, side, s.rows, s.load, s.total, wall)
+			fmt.Printf("| %d | %s | %d | %.2f | %.2f | %s |\n", r, side, s.rows, s.load, s.total, wall)
 			fmt.Fprintf(os.Stderr, "round %d %s: load %.1f s, total %.1f s (%s)\n", r, side, s.load, s.total, time.Now().UTC().Format("15:04:05"))
 		}
 	}
@@ -576,8 +577,8 @@ func runPeer(sf float64, rounds int) error {
 		}
 		return "≤ 1.5: missed"
 	}
-	fmt.Printf("| load | %.1f | %.1f | %.2f | %s |\n", pl, sl, sl/pl, verdict(sl/pl))
-	fmt.Printf("| total (with keys, indexes, ANALYZE) | %.1f | %.1f | %.2f | %s |\n", pt, st, st/pt, verdict(st/pt))
+	fmt.Printf("| load | %.2f | %.2f | %.2f | %s |\n", pl, sl, sl/pl, verdict(sl/pl))
+	fmt.Printf("| total (with keys, indexes, ANALYZE) | %.2f | %.2f | %.2f | %s |\n", pt, st, st/pt, verdict(st/pt))
 	return nil
 }
 
