@@ -35,6 +35,11 @@ leftovers of an interrupted build are dropped and the build starts over.`,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(o.CPUProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			job, jenv, err := startJob(cmd, env, "build", w, url)
 			if err != nil {
 				return err
