@@ -49,6 +49,7 @@ func main() {
 	streams := flag.Int("streams", 2, "query streams of the throughput test")
 	peer := flag.Bool("peer", false, "instead: sledge build tpch against COPY from pre-generated .tbl files on one private PostgreSQL (issue 15)")
 	rounds := flag.Int("rounds", 3, "-peer: rounds, alternating which goes first")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "-peer: write sledge build's CPU profile of round N to PREFIX.N")
 	flag.Parse()
 	var err error
 	if *peer {
@@ -61,6 +62,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+var cpuProfile string
 
 // buildResult is `sledge build --json`.
 type buildResult struct {
@@ -368,7 +371,11 @@ func runPeer(sf float64, rounds int) error {
 	}
 	vus := runtime.NumCPU() // sledge's --build-vus default
 	sfs := strconv.FormatFloat(sf, 'f', -1, 64)
-	header(fmt.Sprintf("go run ./internal/benchtool/tpch -peer -sf %s -rounds %d", sfs, rounds))
+	prof := ""
+	if cpuProfile != "" {
+		prof = " -cpuprofile " + cpuProfile
+	}
+	header(fmt.Sprintf("go run ./internal/benchtool/tpch -peer -sf %s -rounds %d%s", sfs, rounds, prof))
 
 	// (a) Pre-generate the .tbl files (not timed) and split each into vus
 	// contiguous parts, one per session, as sledge gives each build VU a
@@ -506,12 +513,16 @@ func runPeer(sf float64, rounds int) error {
 		}
 		return s, nil
 	}
-	runSledge := func() (peerSample, error) {
+	runSledge := func(round int) (peerSample, error) {
 		if err := drop(); err != nil {
 			return peerSample{}, err
 		}
+		args := []string{"build", "tpch", "--db", url, "--scale", sfs, "--json"}
+		if cpuProfile != "" {
+			args = append(args, "--cpuprofile", fmt.Sprintf("%s.%d", cpuProfile, round))
+		}
 		t0 := time.Now()
-		out, err := sledge(bin, "build", "tpch", "--db", url, "--scale", sfs, "--json")
+		out, err := sledge(bin, args...)
 		wall := time.Since(t0).Seconds()
 		if err != nil {
 			return peerSample{}, err
@@ -547,7 +558,7 @@ func runPeer(sf float64, rounds int) error {
 				s, err = runCopy(r == 1)
 				peers = append(peers, s)
 			} else {
-				s, err = runSledge()
+				s, err = runSledge(r)
 				sledges = append(sledges, s)
 			}
 			if err != nil {
