@@ -50,6 +50,7 @@ func main() {
 	peer := flag.Bool("peer", false, "instead: sledge build tpch against COPY from pre-generated .tbl files on one private PostgreSQL (issue 15)")
 	rounds := flag.Int("rounds", 3, "-peer: rounds, alternating which goes first")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "-peer: write sledge build's CPU profile of round N to PREFIX.N")
+	flag.BoolVar(&watch, "watch", false, "-peer: sample pg_stat_activity every 100 ms during each build and print how long 0, 1, 2, … COPY statements were active at once and which tables (a diagnosis: it adds a session)")
 	flag.Parse()
 	var err error
 	if *peer {
@@ -63,7 +64,10 @@ func main() {
 	}
 }
 
-var cpuProfile string
+var (
+	cpuProfile string
+	watch      bool
+)
 
 // buildResult is `sledge build --json`.
 type buildResult struct {
@@ -375,6 +379,9 @@ func runPeer(sf float64, rounds int) error {
 	if cpuProfile != "" {
 		prof = " -cpuprofile " + cpuProfile
 	}
+	if watch {
+		prof += " -watch"
+	}
 	header(fmt.Sprintf("go run ./internal/benchtool/tpch -peer -sf %s -rounds %d%s", sfs, rounds, prof))
 
 	// (a) Pre-generate the .tbl files (not timed) and split each into vus
@@ -546,6 +553,7 @@ func runPeer(sf float64, rounds int) error {
 	fmt.Println("| round | side | rows | load s | total s | sledge wall s |")
 	fmt.Println("|---|---|---|---|---|---|")
 	var peers, sledges []peerSample
+	var watched []string
 	for r := 1; r <= rounds; r++ {
 		order := []string{"peer", "sledge"}
 		if r%2 == 0 {
@@ -554,12 +562,19 @@ func runPeer(sf float64, rounds int) error {
 		for _, side := range order {
 			var s peerSample
 			var err error
+			var stopWatch func() string
+			if watch {
+				stopWatch = watchCopies(ctx, url)
+			}
 			if side == "peer" {
 				s, err = runCopy(r == 1)
 				peers = append(peers, s)
 			} else {
 				s, err = runSledge(r)
 				sledges = append(sledges, s)
+			}
+			if stopWatch != nil {
+				watched = append(watched, fmt.Sprintf("| %d | %s | %s", r, side, stopWatch()))
 			}
 			if err != nil {
 				return fmt.Errorf("round %d %s: %w", r, side, err)
@@ -573,6 +588,15 @@ func runPeer(sf float64, rounds int) error {
 			}
 			fmt.Printf("| %d | %s | %d | %.2f | %.2f | %s |\n", r, side, s.rows, s.load, s.total, wall)
 			fmt.Fprintf(os.Stderr, "round %d %s: load %.1f s, total %.1f s (%s)\n", r, side, s.load, s.total, time.Now().UTC().Format("15:04:05"))
+		}
+	}
+	if watch {
+		fmt.Println("\nActive COPY statements in pg_stat_activity, sampled every 100 ms during each build (seconds = samples / 10; -watch):")
+		fmt.Println()
+		fmt.Println("| round | side | s with 0 COPY active | 1 | 2 | more | s with lineitem's COPY active | of which alone |")
+		fmt.Println("|---|---|---|---|---|---|---|---|")
+		for _, w := range watched {
+			fmt.Println(w)
 		}
 	}
 	load := func(s peerSample) float64 { return s.load }
@@ -644,4 +668,77 @@ func split(path string, parts int) (int64, int64, error) {
 		return 0, 0, err
 	}
 	return n, int64(len(b)), nil
+}
+
+// watchCopies samples the server's active COPY statements every 100 ms
+// from a session of its own until the returned function is called, which
+// returns the Markdown cells of what it saw: seconds with 0, 1, 2 and more
+// COPYs active at once, seconds with lineitem's COPY active and of those
+// the seconds it was the only one. Only from the first COPY seen to the
+// last, so that DDL, indexes and ANALYZE are left out.
+func watchCopies(ctx context.Context, url string) func() string {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan string)
+	go func() {
+		var samples [][]string // the tables being copied, per sample
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			done <- fmt.Sprintf("watch: %v | | | | | |", err)
+			return
+		}
+		defer conn.Close(context.Background())
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for ctx.Err() == nil {
+			var tables []string
+			rows, err := conn.Query(ctx, "SELECT query FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid() AND query ILIKE 'COPY%'")
+			if err == nil {
+				for rows.Next() {
+					var q string
+					if rows.Scan(&q) == nil {
+						f := strings.Fields(q)
+						if len(f) > 1 {
+							tables = append(tables, strings.Trim(f[1], `"`))
+						}
+					}
+				}
+				rows.Close()
+			}
+			samples = append(samples, tables)
+			select {
+			case <-ctx.Done():
+			case <-tick.C:
+			}
+		}
+		first, last := -1, -1
+		for i, t := range samples {
+			if len(t) > 0 {
+				if first < 0 {
+					first = i
+				}
+				last = i
+			}
+		}
+		var n [4]int
+		var li, liAlone int
+		if first >= 0 {
+			for _, t := range samples[first : last+1] {
+				n[min(len(t), 3)]++
+				for _, x := range t {
+					if x == "lineitem" {
+						li++
+						if len(t) == 1 {
+							liAlone++
+						}
+						break
+					}
+				}
+			}
+		}
+		done <- fmt.Sprintf("%.1f | %.1f | %.1f | %.1f | %.1f | %.1f |", float64(n[0])/10, float64(n[1])/10, float64(n[2])/10, float64(n[3])/10, float64(li)/10, float64(liAlone)/10)
+	}()
+	return func() string {
+		cancel()
+		return <-done
+	}
 }
