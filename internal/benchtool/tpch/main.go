@@ -548,10 +548,10 @@ func runPeer(sf float64, rounds int) error {
 		version, strings.Join(settings, ", "), sfs, fileRows, meta.Rows, float64(fileBytes)/1e6, vus)
 	fmt.Println("- peer: the .tbl files (written beforehand by `go run ./internal/workload/tpch/answers/tbl`, not timed), each split into one contiguous part per session; the clock starts with sledge's own DROP and CREATE TABLE statements; each session runs `COPY table FROM 'file.k' WITH (FORMAT text, DELIMITER '|')` for its part of every table in sledge's table order; then sledge's keys, indexes and ANALYZE (`Script(\"postgres\", \"indexes\")`, one session, in order) and the three tpch_meta rows. Its load (DROP + CREATE + COPY) and total are this program's clock in the same way.")
 	fmt.Printf("- sledge: `sledge build tpch --scale %s --json` (load_s: DROP + CREATE + generating and loading the rows; total_s: also keys, indexes, ANALYZE, tpch_meta); wall = the whole process, start-up and connecting included.\n", sfs)
-	fmt.Println("- Before each build: both sides' tables dropped and a CHECKPOINT (not timed). Rounds alternate the order: the peer first in odd rounds.")
+	fmt.Println("- Before each build: both sides' tables dropped and a CHECKPOINT (not timed). Rounds alternate the order: the peer first in odd rounds. The load average is the machine's (/proc/loadavg, 1 minute) before and after each build: the builds themselves bring it to about 2.")
 	fmt.Println()
-	fmt.Println("| round | side | rows | load s | total s | sledge wall s |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| round | side | rows | load s | total s | sledge wall s | load average before → after |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	var peers, sledges []peerSample
 	var watched []string
 	for r := 1; r <= rounds; r++ {
@@ -562,6 +562,7 @@ func runPeer(sf float64, rounds int) error {
 		for _, side := range order {
 			var s peerSample
 			var err error
+			la0 := loadAvg()
 			var stopWatch func() string
 			if watch {
 				stopWatch = watchCopies(ctx, url)
@@ -586,7 +587,7 @@ func runPeer(sf float64, rounds int) error {
 			if side == "sledge" {
 				wall = fmt.Sprintf("%.2f", s.wall)
 			}
-			fmt.Printf("| %d | %s | %d | %.2f | %.2f | %s |\n", r, side, s.rows, s.load, s.total, wall)
+			fmt.Printf("| %d | %s | %d | %.2f | %.2f | %s | %s → %s |\n", r, side, s.rows, s.load, s.total, wall, la0, loadAvg())
 			fmt.Fprintf(os.Stderr, "round %d %s: load %.1f s, total %.1f s (%s)\n", r, side, s.load, s.total, time.Now().UTC().Format("15:04:05"))
 		}
 	}
@@ -615,6 +616,16 @@ func runPeer(sf float64, rounds int) error {
 	fmt.Printf("| load | %.2f | %.2f | %.2f | %s |\n", pl, sl, sl/pl, verdict(sl/pl))
 	fmt.Printf("| total (with keys, indexes, ANALYZE) | %.2f | %.2f | %.2f | %s |\n", pt, st, st/pt, verdict(st/pt))
 	return nil
+}
+
+// loadAvg is the machine's 1-minute load average: on 2 CPUs, much above
+// 2 during a build means someone else's work shares the machine.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
+		return f[0]
+	}
+	return "?"
 }
 
 func median(s []peerSample, f func(peerSample) float64) float64 {
