@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -85,6 +85,23 @@ bench-gotpc: servers
 # transaction loop in each mode (BenchmarkTxLoop, private servers), drivers.
 bench-go: servers
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./internal/engine/ ./internal/workload/tpcc/ ./internal/workload/tpcb/ ./internal/db/...
+
+## bench-tpch: the TPC-H-derived workload at SF 0.1 on SQLite and private
+## PostgreSQL and MariaDB servers: build (timed), check, then the
+## validation pass, power and throughput tests with 2 streams; Markdown
+## tables of sledge's client-clock figures (docs/tpch.md, Measured).
+## TPCH_SF=0.01 for the CI scale. A few minutes.
+TPCH_SF ?= 0.1
+bench-tpch: servers
+	$(GO) run ./internal/benchtool/tpch -dbs sqlite,postgres,mariadb -sf $(TPCH_SF) -streams 2
+
+## bench-tpch-build: issue 15's build goal on one private PostgreSQL:
+## sledge build tpch --scale 1 against COPY of the same rows from
+## pre-generated .tbl files, with the same keys, indexes and ANALYZE;
+## 3 alternating rounds, medians, ratios (docs/benchmarks.md). About
+## 15 minutes on 2 cores.
+bench-tpch-build: servers
+	$(GO) run ./internal/benchtool/tpch -peer -sf 1 -rounds 3
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh

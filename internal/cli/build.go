@@ -40,6 +40,11 @@ of its own: a database holding TPC-C's tables is refused.`,
 			if err != nil {
 				return err
 			}
+			stopProfile, err := startCPUProfile(o.CPUProfile)
+			if err != nil {
+				return err
+			}
+			defer stopProfile()
 			job, jenv, err := startJob(cmd, env, "build", w, url)
 			if err != nil {
 				return err

@@ -31,3 +31,17 @@ func TestCPUProfileIsWritten(t *testing.T) {
 		t.Fatalf("unwritable profile path: exit %d, stderr %q; want exit %d and one line naming --cpuprofile", code, stderr, ExitUsage)
 	}
 }
+
+// TestBuildCPUProfileIsWritten: build takes --cpuprofile too, for where
+// generating and loading the rows spends its time.
+func TestBuildCPUProfileIsWritten(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "build.pprof")
+	_, stderr, code := runCLI(t, dir, "build", "tpch", "--db", "sqlite://"+filepath.Join(dir, "t.db"), "--scale", "0.01", "--no-job", "--cpuprofile", prof)
+	if code != 0 {
+		t.Fatalf("build exited %d: %s", code, stderr)
+	}
+	if b, err := os.ReadFile(prof); err != nil || len(b) < 20 || !bytes.HasPrefix(b, []byte{0x1f, 0x8b}) {
+		t.Fatalf("build's profile: %d bytes, %v; want a gzip'd pprof profile", len(b), err)
+	}
+}

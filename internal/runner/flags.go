@@ -57,7 +57,8 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 
 // BuildOptions are build's options, typed (beside the common ones).
 type BuildOptions struct {
-	VUs int // --build-vus: build virtual users loading in parallel
+	VUs        int    // --build-vus: build virtual users loading in parallel
+	CPUProfile string // --cpuprofile: where the build's generator and loaders spend their time
 }
 
 // analyticFlags are the run flags an analytic workload (tpch) takes.
@@ -68,6 +69,7 @@ func BuildFlags(fs *pflag.FlagSet, o *BuildOptions) {
 	fs.IntVar(&o.VUs, "build-vus", DefaultBuildVUs(), "build virtual users loading in parallel (default: the number of CPUs)")
 	// The usage says the default in words: cobra must not add this machine's.
 	fs.Lookup("build-vus").DefValue = "0"
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where generating and loading the rows spends its time")
 }
 
 // DefaultBuildVUs is the number of CPUs.
