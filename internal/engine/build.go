@@ -34,9 +34,11 @@ func NewBuildProgress(tables []workload.Table) *BuildProgress {
 
 // Load generates and loads the tables with the given number of workers.
 // Each worker takes a contiguous range of every table's batches (for TPC-C,
-// a disjoint range of warehouses) and goes through the tables in order, so
-// generation on one worker overlaps with inserts on another. The last table
-// is loaded after all others are complete: it marks a finished load.
+// a disjoint range of warehouses) and goes through the tables in order on
+// its own session. While one batch loads, the worker generates its next
+// one, so the client's generation overlaps the database's work on every
+// session rather than leaving it idle. Tables that must come after the
+// others (a build's marker) are the caller's to load in a second call.
 func Load(ctx context.Context, tables []workload.Table, workers int, load LoadFunc, prog *BuildProgress) error {
 	if workers < 1 {
 		return errors.New("--build-vus must be at least 1")
@@ -47,40 +49,60 @@ func Load(ctx context.Context, tables []workload.Table, workers int, load LoadFu
 	if prog == nil {
 		prog = NewBuildProgress(tables)
 	}
-	body, last := tables[:len(tables)-1], tables[len(tables)-1:]
 	g, gctx := errgroup.WithContext(ctx)
 	for w := 0; w < workers; w++ {
-		g.Go(func() error {
-			var buf [][]any
-			for i := range body {
-				from, to := share(body[i].Batches, w, workers)
-				if err := loadBatches(gctx, &body[i], from, to, load, prog, &buf); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		g.Go(func() error { return loadShare(gctx, tables, w, workers, load, prog) })
 	}
-	if err := g.Wait(); err != nil {
-		return err
-	}
-	var buf [][]any
-	return loadBatches(ctx, &last[0], 0, last[0].Batches, load, prog, &buf)
+	return g.Wait()
 }
 
-// loadBatches generates and loads batches [from, to) of t, reusing *buf.
-func loadBatches(ctx context.Context, t *workload.Table, from, to int, load LoadFunc, prog *BuildProgress, buf *[][]any) error {
-	for b := from; b < to; b++ {
+// filled is one generated batch of a table, ready to load.
+type filled struct {
+	t    *workload.Table
+	rows [][]any
+}
+
+// loadShare loads worker w's share (of k) of every table: a generator
+// goroutine fills batches into two buffers in turn, this one loads them.
+// A buffer is filled again only after its load returned.
+func loadShare(ctx context.Context, tables []workload.Table, w, k int, load LoadFunc, prog *BuildProgress) error {
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the generator when a load fails
+	ready := make(chan filled, 1)
+	free := make(chan [][]any, 2)
+	free <- nil
+	free <- nil
+	go func() {
+		defer close(ready)
+		for i := range tables {
+			from, to := share(tables[i].Batches, w, k)
+			for b := from; b < to; b++ {
+				var buf [][]any
+				select {
+				case buf = <-free:
+				case <-gctx.Done():
+					return
+				}
+				buf = tables[i].Fill(b, buf[:0])
+				select {
+				case ready <- filled{&tables[i], buf}:
+				case <-gctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	for f := range ready {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		*buf = t.Fill(b, (*buf)[:0])
-		if err := load(ctx, t, *buf); err != nil {
-			return fmt.Errorf("load %s: %w", t.Name, err)
+		if err := load(ctx, f.t, f.rows); err != nil {
+			return fmt.Errorf("load %s: %w", f.t.Name, err)
 		}
-		prog.loaded.Add(int64(len(*buf)))
+		prog.loaded.Add(int64(len(f.rows)))
+		free <- f.rows
 	}
-	return nil
+	return ctx.Err()
 }
 
 // share returns worker w's contiguous range of n batches split over k workers.

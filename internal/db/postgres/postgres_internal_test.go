@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,5 +113,29 @@ func TestAppendCopyText(t *testing.T) {
 	}
 	if err := appendCopyText(&b, [][]any{{int64(1)}}, 2); err == nil {
 		t.Error("short row accepted")
+	}
+}
+
+// plainCopy's 8-bytes-at-a-time test agrees with the byte-by-byte one for
+// every byte value at every position of strings of 1 to 20 bytes.
+func TestPlainCopy(t *testing.T) {
+	slow := func(s string) bool {
+		for i := 0; i < len(s); i++ {
+			if s[i] < ' ' || s[i] == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	for n := 1; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(strings.Repeat("a", n))
+				b[pos] = byte(c)
+				if s := string(b); plainCopy(s) != slow(s) {
+					t.Fatalf("plainCopy(%q) = %v", s, plainCopy(s))
+				}
+			}
+		}
 	}
 }
