@@ -207,6 +207,10 @@ type Table struct {
 	Rows    int64 // total rows over all batches, for progress
 	// Fill appends the rows of batch i to buf[:0] and returns it.
 	Fill func(i int, buf [][]any) [][]any
+	// PlainText promises that every string cell is printable ASCII with
+	// no backslash (dbgen's word lists and alphabets): a loader may write
+	// it without looking for what to escape.
+	PlainText bool
 }
 
 // Check is one consistency condition. The database package defines the

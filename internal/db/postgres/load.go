@@ -30,7 +30,7 @@ func (d *DB) Load(ctx context.Context, t *workload.Table, rows [][]any) error {
 	buf := copyBufs.Get().(*bytes.Buffer)
 	defer copyBufs.Put(buf)
 	buf.Reset()
-	if err := appendCopyText(buf, rows, len(t.Columns)); err != nil {
+	if err := appendCopyText(buf, rows, len(t.Columns), t.PlainText); err != nil {
 		return fmt.Errorf("postgres: load %s: %w", t.Name, err)
 	}
 	c, err := d.getAdmin(ctx)
@@ -68,8 +68,9 @@ func copySQL(t *workload.Table) string {
 const copyTimeLayout = "2006-01-02 15:04:05.999999Z07:00"
 
 // appendCopyText writes rows in COPY's text format: tab-separated columns,
-// \N for NULL, one line per row.
-func appendCopyText(buf *bytes.Buffer, rows [][]any, ncol int) error {
+// \N for NULL, one line per row. plain: the table's text needs no escape
+// (workload.Table.PlainText).
+func appendCopyText(buf *bytes.Buffer, rows [][]any, ncol int, plain bool) error {
 	var scratch [64]byte
 	for _, r := range rows {
 		if len(r) != ncol {
@@ -92,11 +93,13 @@ func appendCopyText(buf *bytes.Buffer, rows [][]any, ncol int) error {
 				if math.IsNaN(x) || math.IsInf(x, 0) {
 					return fmt.Errorf("column %d: %v is not a number a table can store", i+1, x)
 				}
-				// Shortest text that reads back as x: a money value
-				// cents/100 is written as its exact decimal.
-				buf.Write(strconv.AppendFloat(scratch[:0], x, 'f', -1, 64))
+				buf.Write(appendFloat(scratch[:0], x))
 			case string:
-				appendCopyString(buf, x)
+				if plain {
+					buf.WriteString(x)
+				} else {
+					appendCopyString(buf, x)
+				}
 			case time.Time:
 				buf.Write(x.AppendFormat(scratch[:0], copyTimeLayout))
 			case bool:
@@ -108,6 +111,24 @@ func appendCopyText(buf *bytes.Buffer, rows [][]any, ncol int) error {
 		buf.WriteByte('\n')
 	}
 	return nil
+}
+
+// appendFloat writes x as text that reads back as x. A whole number of
+// hundredths (money: cents/100, the workloads' decimals) is written as its
+// exact decimal with integer arithmetic, two places; any other value in
+// strconv's shortest form, which costs several times more.
+func appendFloat(dst []byte, x float64) []byte {
+	if c := math.Round(x * 100); math.Abs(c) < 1<<53 && c/100 == x {
+		n := int64(c)
+		if n < 0 {
+			dst = append(dst, '-')
+			n = -n
+		}
+		dst = strconv.AppendInt(dst, n/100, 10)
+		r := n % 100
+		return append(dst, '.', byte('0'+r/10), byte('0'+r%10))
+	}
+	return strconv.AppendFloat(dst, x, 'f', -1, 64)
 }
 
 // plainCopy reports whether s needs no escape: no backslash and no

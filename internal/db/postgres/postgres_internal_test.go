@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -101,17 +102,17 @@ func TestAppendCopyText(t *testing.T) {
 		{int64(1), 12.5, "a\tb\\c\nd", nil, ts},
 		{int64(-2), 0.01, "", nil, ts},
 	}
-	if err := appendCopyText(&b, rows, 5); err != nil {
+	if err := appendCopyText(&b, rows, 5, false); err != nil {
 		t.Fatal(err)
 	}
-	want := "1\t12.5\ta\\tb\\\\c\\nd\t\\N\t2024-05-06 07:08:09Z\n-2\t0.01\t\t\\N\t2024-05-06 07:08:09Z\n"
+	want := "1\t12.50\ta\\tb\\\\c\\nd\t\\N\t2024-05-06 07:08:09Z\n-2\t0.01\t\t\\N\t2024-05-06 07:08:09Z\n"
 	if b.String() != want {
 		t.Errorf("got %q\nwant %q", b.String(), want)
 	}
-	if err := appendCopyText(&b, [][]any{{struct{}{}}}, 1); err == nil {
+	if err := appendCopyText(&b, [][]any{{struct{}{}}}, 1, false); err == nil {
 		t.Error("unsupported type accepted")
 	}
-	if err := appendCopyText(&b, [][]any{{int64(1)}}, 2); err == nil {
+	if err := appendCopyText(&b, [][]any{{int64(1)}}, 2, false); err == nil {
 		t.Error("short row accepted")
 	}
 }
@@ -136,6 +137,33 @@ func TestPlainCopy(t *testing.T) {
 					t.Fatalf("plainCopy(%q) = %v", s, plainCopy(s))
 				}
 			}
+		}
+	}
+}
+
+// appendFloat reads back as the value it wrote: money as its exact two
+// places, anything else in strconv's shortest form.
+func TestAppendFloat(t *testing.T) {
+	for _, c := range []struct {
+		x    float64
+		want string
+	}{
+		{12.5, "12.50"}, {0.01, "0.01"}, {-999.99, "-999.99"}, {5, "5.00"}, {0, "0.00"},
+		{9999999999999.99, "9999999999999.99"}, {0.125, "0.125"}, {1e300, strconv.FormatFloat(1e300, 'f', -1, 64)},
+		{-0.5, "-0.50"}, {1.0 / 3, strconv.FormatFloat(1.0/3, 'f', -1, 64)},
+	} {
+		got := string(appendFloat(nil, c.x))
+		if got != c.want {
+			t.Errorf("appendFloat(%v) = %q, want %q", c.x, got, c.want)
+		}
+		if back, err := strconv.ParseFloat(got, 64); err != nil || back != c.x {
+			t.Errorf("%q reads back as %v, not %v", got, back, c.x)
+		}
+	}
+	for cents := int64(-100000); cents <= 100000; cents++ {
+		x := float64(cents) / 100
+		if back, _ := strconv.ParseFloat(string(appendFloat(nil, x)), 64); back != x {
+			t.Fatalf("cents %d: %q reads back as %v", cents, appendFloat(nil, x), back)
 		}
 	}
 }

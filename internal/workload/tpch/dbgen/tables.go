@@ -25,7 +25,8 @@ var (
 )
 
 // Tables returns the eight tables of scale sc as sledge row sources, in
-// load order. Cells are int64 (identifiers, integers), float64 (decimals:
+// load order. Their text is printable ASCII without a backslash
+// (PlainText): dbgen's word lists and its 64-character alphabet. Cells are int64 (identifiers, integers), float64 (decimals:
 // cents/100, exact when printed with two places), string (text; comments
 // share the text pool's memory; dates as YYYY-MM-DD, which every
 // database loads into its date type and SQLite keeps as ordered text). Every
@@ -34,14 +35,14 @@ var (
 func Tables(sc Scale) []workload.Table {
 	nb := func(n int64) int { return int((n + batchRows - 1) / batchRows) }
 	return []workload.Table{
-		{Name: "region", Columns: slices.Clone(RegionColumns), Batches: 1, Rows: 5, Fill: fillRegion},
-		{Name: "nation", Columns: slices.Clone(NationColumns), Batches: 1, Rows: 25, Fill: fillNation},
-		{Name: "supplier", Columns: slices.Clone(SupplierColumns), Batches: nb(sc.Suppliers), Rows: sc.Suppliers, Fill: sc.fillSupplier},
-		{Name: "customer", Columns: slices.Clone(CustomerColumns), Batches: nb(sc.Customers), Rows: sc.Customers, Fill: sc.fillCustomer},
-		{Name: "part", Columns: slices.Clone(PartColumns), Batches: nb(sc.Parts), Rows: sc.Parts, Fill: sc.fillPart},
-		{Name: "partsupp", Columns: slices.Clone(PartSuppColumns), Batches: nb(sc.Parts), Rows: sc.PartSupps(), Fill: sc.fillPartSupp},
-		{Name: "orders", Columns: slices.Clone(OrdersColumns), Batches: nb(sc.Orders), Rows: sc.Orders, Fill: sc.fillOrders},
-		{Name: "lineitem", Columns: slices.Clone(LineItemColumns), Batches: nb(sc.Orders), Rows: sc.LineItems(), Fill: sc.fillLineItem},
+		{Name: "region", Columns: slices.Clone(RegionColumns), Batches: 1, Rows: 5, Fill: fillRegion, PlainText: true},
+		{Name: "nation", Columns: slices.Clone(NationColumns), Batches: 1, Rows: 25, Fill: fillNation, PlainText: true},
+		{Name: "supplier", Columns: slices.Clone(SupplierColumns), Batches: nb(sc.Suppliers), Rows: sc.Suppliers, Fill: sc.fillSupplier, PlainText: true},
+		{Name: "customer", Columns: slices.Clone(CustomerColumns), Batches: nb(sc.Customers), Rows: sc.Customers, Fill: sc.fillCustomer, PlainText: true},
+		{Name: "part", Columns: slices.Clone(PartColumns), Batches: nb(sc.Parts), Rows: sc.Parts, Fill: sc.fillPart, PlainText: true},
+		{Name: "partsupp", Columns: slices.Clone(PartSuppColumns), Batches: nb(sc.Parts), Rows: sc.PartSupps(), Fill: sc.fillPartSupp, PlainText: true},
+		{Name: "orders", Columns: slices.Clone(OrdersColumns), Batches: nb(sc.Orders), Rows: sc.Orders, Fill: sc.fillOrders, PlainText: true},
+		{Name: "lineitem", Columns: slices.Clone(LineItemColumns), Batches: nb(sc.Orders), Rows: sc.LineItems(), Fill: sc.fillLineItem, PlainText: true},
 	}
 }
 
@@ -257,7 +258,7 @@ func RefreshTables(sc Scale, n int64) []workload.Table {
 		s.endRow()
 	}
 	return []workload.Table{
-		{Name: "orders", Columns: slices.Clone(OrdersColumns), Batches: nb, Rows: cnt,
+		{Name: "orders", Columns: slices.Clone(OrdersColumns), Batches: nb, Rows: cnt, PlainText: true,
 			Fill: func(i int, buf [][]any) [][]any {
 				g, k := gen(i)
 				buf = rows(buf, int(k), len(OrdersColumns))
@@ -268,7 +269,7 @@ func RefreshTables(sc Scale, n int64) []workload.Table {
 				}
 				return buf
 			}},
-		{Name: "lineitem", Columns: slices.Clone(LineItemColumns), Batches: nb, Rows: lines,
+		{Name: "lineitem", Columns: slices.Clone(LineItemColumns), Batches: nb, Rows: lines, PlainText: true,
 			Fill: func(i int, buf [][]any) [][]any {
 				g, k := gen(i)
 				buf = buf[:0]

@@ -154,3 +154,34 @@ func TestRefreshTables(t *testing.T) {
 		})
 	}
 }
+
+// The tables keep their PlainText promise: every string cell of every
+// table and refresh set at SF 0.01 is printable ASCII without a backslash.
+func TestPlainText(t *testing.T) {
+	sc, err := NewScale(0.01)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf [][]any
+	for _, tab := range append(Tables(sc), RefreshTables(sc, 1)...) {
+		if !tab.PlainText {
+			t.Errorf("%s does not promise plain text", tab.Name)
+		}
+		for i := range tab.Batches {
+			buf = tab.Fill(i, buf)
+			for _, row := range buf {
+				for _, v := range row {
+					s, ok := v.(string)
+					if !ok {
+						continue
+					}
+					for k := 0; k < len(s); k++ {
+						if s[k] < ' ' || s[k] > '~' || s[k] == '\\' {
+							t.Fatalf("%s batch %d: %q has byte %#x", tab.Name, i, s, s[k])
+						}
+					}
+				}
+			}
+		}
+	}
+}
