@@ -446,6 +446,14 @@ type ScriptDB interface {
 	ConnectScript(ctx context.Context, p workload.Protocol) (workload.ScriptConn, error)
 }
 
+// StreamLoader is implemented by databases that load a table's rows best
+// as one long stream (PostgreSQL: one COPY) rather than one statement a
+// batch: next gives batch after batch, no rows at the end; the stream
+// ends without committing when next fails.
+type StreamLoader interface {
+	LoadStream(ctx context.Context, t *workload.Table, next func() ([][]any, error)) error
+}
+
 // SQLDB is implemented by databases that run SQL text a workload renders
 // for their dialect (workload.SQLConn: TPC-H's schema and queries).
 type SQLDB interface {

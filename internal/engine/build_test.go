@@ -92,3 +92,63 @@ func TestLoadStopsOnFirstError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// LoadStreaming hands each worker's share of a table to one stream, every
+// batch once, and a stream's error (or its next's) stops the load.
+func TestLoadStreaming(t *testing.T) {
+	mk := func(name string, batches int) workload.Table {
+		return workload.Table{Name: name, Batches: batches, Rows: int64(batches),
+			Fill: func(i int, buf [][]any) [][]any { return append(buf, []any{int64(i)}) }}
+	}
+	for _, workers := range []int{1, 2, 3, 8} {
+		t.Run(fmt.Sprintf("workers=%d", workers), func(t *testing.T) {
+			tables := []workload.Table{mk("a", 7), mk("b", 1), mk("c", 20)}
+			var mu sync.Mutex
+			seen := map[string]int{}
+			streams := map[string]int{}
+			stream := func(_ context.Context, tb *workload.Table, next func() ([][]any, error)) error {
+				mu.Lock()
+				streams[tb.Name]++
+				mu.Unlock()
+				for {
+					rows, err := next()
+					if err != nil {
+						return err
+					}
+					if rows == nil {
+						return nil
+					}
+					mu.Lock()
+					for _, r := range rows {
+						seen[fmt.Sprintf("%s/%d", tb.Name, r[0])]++
+					}
+					mu.Unlock()
+				}
+			}
+			prog := NewBuildProgress(tables)
+			if err := LoadStreaming(t.Context(), tables, workers, stream, prog); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) != 28 || prog.Loaded() != 28 {
+				t.Errorf("distinct batches %d, loaded %d; want 28", len(seen), prog.Loaded())
+			}
+			for k, n := range seen {
+				if n != 1 {
+					t.Errorf("%s loaded %d times", k, n)
+				}
+			}
+			// One stream per worker with a share of the table: b has one
+			// batch, so one stream at most; a and c one per worker with batches.
+			if streams["b"] != 1 || streams["a"] != min(workers, 7) || streams["c"] != min(workers, 20) {
+				t.Errorf("streams per table %v with %d workers", streams, workers)
+			}
+		})
+	}
+	boom := errors.New("copy failed")
+	err := LoadStreaming(t.Context(), []workload.Table{mk("x", 50)}, 2, func(context.Context, *workload.Table, func() ([][]any, error)) error {
+		return boom
+	}, nil)
+	if !errors.Is(err, boom) {
+		t.Errorf("err = %v", err)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -103,7 +104,12 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 	// it), so it is loaded only after everything else, indexes and
 	// procedures included: an interrupted build never looks complete.
 	last := len(tables) - 1
-	err := engine.Load(ctx, tables[:last], vus, s.DB.Load, prog)
+	var err error
+	if sl, ok := s.DB.(db.StreamLoader); ok {
+		err = engine.LoadStreaming(ctx, tables[:last], vus, sl.LoadStream, prog)
+	} else {
+		err = engine.Load(ctx, tables[:last], vus, s.DB.Load, prog)
+	}
 	loaded := time.Now()
 	if err == nil {
 		if stopDisp != nil {

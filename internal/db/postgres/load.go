@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"strconv"
 	"strings"
@@ -46,6 +47,54 @@ func (d *DB) Load(ctx context.Context, t *workload.Table, rows [][]any) error {
 }
 
 var copyBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// LoadStream copies a worker's share of table t with one COPY … FROM
+// STDIN (db.StreamLoader), formatting batch after batch while pgconn sends
+// what is formatted: the server parses one long stream, as from a file,
+// and never waits for a statement to start. An error from next fails the
+// COPY, which then commits nothing.
+func (d *DB) LoadStream(ctx context.Context, t *workload.Table, next func() ([][]any, error)) error {
+	c, err := d.getAdmin(ctx)
+	if err != nil {
+		return fmt.Errorf("postgres: load %s: %w", t.Name, err)
+	}
+	r := &copyReader{next: next, t: t}
+	_, err = c.PgConn().CopyFrom(ctx, r, copySQL(t))
+	d.putAdmin(c, err)
+	if err != nil {
+		return fmt.Errorf("postgres: load %s: %w", t.Name, classify(err))
+	}
+	return nil
+}
+
+// copyReader is a COPY's data: the rows next gives, in COPY's text format.
+type copyReader struct {
+	next func() ([][]any, error)
+	t    *workload.Table
+	buf  bytes.Buffer
+	done bool
+}
+
+func (r *copyReader) Read(p []byte) (int, error) {
+	for r.buf.Len() == 0 {
+		if r.done {
+			return 0, io.EOF
+		}
+		rows, err := r.next()
+		if err != nil {
+			return 0, err
+		}
+		if rows == nil {
+			r.done = true
+			continue
+		}
+		r.buf.Reset()
+		if err := appendCopyText(&r.buf, rows, len(r.t.Columns), r.t.PlainText); err != nil {
+			return 0, err
+		}
+	}
+	return r.buf.Read(p)
+}
 
 // copySQL is COPY "t" ("c1", "c2") FROM STDIN.
 func copySQL(t *workload.Table) string {
