@@ -67,33 +67,54 @@ func (d *DB) LoadStream(ctx context.Context, t *workload.Table, next func() ([][
 	return nil
 }
 
-// copyReader is a COPY's data: the rows next gives, in COPY's text format.
+// copyReader is a COPY's data: the rows next gives, in COPY's text
+// format. It formats row by row straight into pgconn's buffer (a row that
+// does not fit waits in a small one), so that the text is written once
+// and copied from cache, not from a batch-sized buffer.
 type copyReader struct {
 	next func() ([][]any, error)
 	t    *workload.Table
-	buf  bytes.Buffer
+	rows [][]any // the batch being written, and the next row of it
+	i    int
+	row  bytes.Buffer // the current row's text, and how much of it went out
+	off  int
 	done bool
 }
 
-func (r *copyReader) Read(p []byte) (int, error) {
-	for r.buf.Len() == 0 {
-		if r.done {
-			return 0, io.EOF
-		}
-		rows, err := r.next()
-		if err != nil {
-			return 0, err
-		}
-		if rows == nil {
-			r.done = true
+func (r *copyReader) Read(p []byte) (n int, err error) {
+	for n < len(p) {
+		if r.off < r.row.Len() {
+			c := copy(p[n:], r.row.Bytes()[r.off:])
+			n += c
+			r.off += c
 			continue
 		}
-		r.buf.Reset()
-		if err := appendCopyText(&r.buf, rows, len(r.t.Columns), r.t.PlainText); err != nil {
-			return 0, err
+		if r.i == len(r.rows) {
+			if r.done || n > 0 {
+				break // send what there is before waiting for the next batch
+			}
+			rows, err := r.next()
+			if err != nil {
+				return n, err
+			}
+			if rows == nil {
+				r.done = true
+				break
+			}
+			r.rows, r.i = rows, 0
+			continue
 		}
+		r.row.Reset()
+		r.off = 0
+		if err := appendCopyText(&r.row, r.rows[r.i:r.i+1], len(r.t.Columns), r.t.PlainText); err != nil {
+			return n, err
+		}
+		r.i++
 	}
-	return r.buf.Read(p)
+	if n == 0 && r.done {
+		return 0, io.EOF
+	}
+	return n, nil
 }
 
 // copySQL is COPY "t" ("c1", "c2") FROM STDIN.

@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"bytes"
+	"errors"
+	"io"
 	"net/url"
 	"sort"
 	"strconv"
@@ -165,5 +167,48 @@ func TestAppendFloat(t *testing.T) {
 		if back, _ := strconv.ParseFloat(string(appendFloat(nil, x)), 64); back != x {
 			t.Fatalf("cents %d: %q reads back as %v", cents, appendFloat(nil, x), back)
 		}
+	}
+}
+
+// copyReader writes the rows of every batch next gives, in order, whatever
+// the size of the reads, and fails with next's error.
+func TestCopyReader(t *testing.T) {
+	batches := [][][]any{{{int64(1), "a"}, {int64(2), "b\tc"}}, {{int64(3), 1.5}}, {{int64(4), nil}, {int64(5), "long row " + strings.Repeat("x", 100)}}}
+	var want bytes.Buffer
+	for _, b := range batches {
+		if err := appendCopyText(&want, b, 2, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tab := &workload.Table{Name: "t", Columns: []string{"a", "b"}}
+	for _, size := range []int{1, 3, 7, 64, 4096} {
+		k := 0
+		r := &copyReader{t: tab, next: func() ([][]any, error) {
+			if k == len(batches) {
+				return nil, nil
+			}
+			k++
+			return batches[k-1], nil
+		}}
+		var got bytes.Buffer
+		p := make([]byte, size)
+		for {
+			n, err := r.Read(p)
+			got.Write(p[:n])
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got.String() != want.String() {
+			t.Errorf("reads of %d: got %q\nwant %q", size, got.String(), want.String())
+		}
+	}
+	boom := errors.New("cancelled")
+	r := &copyReader{t: tab, next: func() ([][]any, error) { return nil, boom }}
+	if _, err := r.Read(make([]byte, 10)); !errors.Is(err, boom) {
+		t.Errorf("next's error: %v", err)
 	}
 }
