@@ -19,7 +19,7 @@ import (
 //go:embed queries.html
 var queriesHTML string
 
-var queriesPage = template.Must(template.New("queries").Parse(queriesHTML))
+var queriesPage = template.Must(template.Must(template.New("queries").Parse(queriesHTML)).Parse(factsHTML))
 
 // QueryPlotBG is the query chart's plot background: tests find the chart
 // in a screenshot by it.

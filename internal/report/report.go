@@ -16,13 +16,16 @@ import (
 	"time"
 )
 
+//go:embed facts.html
+var factsHTML string
+
 //go:embed template.html
 var pageHTML string
 
 //go:embed style.css
 var styleCSS string
 
-var page = template.Must(template.New("report").Parse(pageHTML))
+var page = template.Must(template.Must(template.New("report").Parse(pageHTML)).Parse(factsHTML))
 
 // Cost is what one transaction cost on average, measured by the client.
 type Cost struct {

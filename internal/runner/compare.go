@@ -501,6 +501,47 @@ func dash(s string) string {
 	return s
 }
 
+// execCell runs one cell's spec through Execute, in this process, as its
+// own job (recorded in the compare's store, or not at all with it), after
+// a garbage collection (the previous cell's garbage is not this one's to
+// collect), between env.Cell's start and stop. A run that failed is an
+// error with its last line; one that printed its --json result is read
+// into res (measured). failedTxOK: exit 3 (failed transactions) still
+// measured. interrupted: the cell was stopped (exit 130).
+func execCell(ctx context.Context, env CompareEnv, cc *CompareCell, spec Spec, x Exec, stderr *bytes.Buffer, failedTxOK bool, res any) (jobID int64, measured, interrupted bool, err error) {
+	x.Getenv, x.NoJob = env.Getenv, env.Job == nil
+	if env.Job != nil {
+		x.JobsDB = env.Job.StorePath()
+	}
+	var rec jobIDOutput
+	x.Outputs = append([]Output{&rec}, env.Outputs...)
+	var stop func()
+	if env.Cell != nil {
+		stop = env.Cell(cc)
+	}
+	runtime.GC()
+	cellRes := Execute(ctx, spec, x)
+	code := cellRes.Code
+	if stop != nil {
+		stop()
+	}
+	interrupted = code == ExitInterrupted
+	if code != ExitOK && !interrupted && !(failedTxOK && code == ExitFailedTx) {
+		why := lastLine(stderr.String())
+		if why == "" {
+			why = fmt.Sprintf("exit %d", code)
+		}
+		return 0, false, false, fmt.Errorf("%s failed: %s", cc.What, strings.TrimPrefix(why, "sledge: "))
+	}
+	if err := json.Unmarshal(cellRes.JSON, res); err != nil {
+		if interrupted {
+			return 0, false, true, nil // stopped before it printed anything: nothing measured
+		}
+		return 0, false, false, fmt.Errorf("%s: read its --json result: %w", cc.What, err)
+	}
+	return rec.id.Load(), true, interrupted, nil
+}
+
 // runCell runs one cell as `sledge run … --json` would, in this process,
 // through Execute: a normal run with its own job, whose JSON carries
 // whatever a run reports. This process does nothing else while a cell
@@ -522,54 +563,25 @@ func runCell(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if o.Connections > 0 {
 		spec.Options["connections"] = o.Connections
 	}
-	x := Exec{Getenv: env.Getenv, NoJob: env.Job == nil}
-	if env.Job != nil {
-		x.JobsDB = env.Job.StorePath()
-	}
 	for k, v := range o.WorkloadOptions {
 		spec.Options[k] = v
 	}
 	var stderr bytes.Buffer
-	x.Stderr = &stderr
+	x := Exec{Stderr: &stderr}
 	if o.Progress > 0 {
 		// -P: the cell's own progress lines, as they come.
 		x.Stderr = io.MultiWriter(&stderr, env.Stderr)
 	}
-	var rec jobIDOutput
-	x.Outputs = append([]Output{&rec}, env.Outputs...)
-
-	var stop func()
-	if env.Cell != nil {
-		stop = env.Cell(&c.CompareCell)
-	}
-	// The previous cell's garbage is not this one's to collect.
-	runtime.GC()
-	cellRes := Execute(ctx, spec, x)
-	code := cellRes.Code
-	if stop != nil {
-		stop()
-	}
 	// Exit 3 is a cell measured to its end with failed transactions: its
 	// result counts, and compare exits 3 after the table.
-	if code != ExitOK && code != ExitInterrupted && code != ExitFailedTx {
-		why := lastLine(stderr.String())
-		if why == "" {
-			why = fmt.Sprintf("exit %d", code)
-		}
-		return fmt.Errorf("%s failed: %s", c.What, strings.TrimPrefix(why, "sledge: "))
-	}
 	var res cellRun
-	if err := json.Unmarshal(cellRes.JSON, &res); err != nil {
-		if code == ExitInterrupted {
-			return nil // stopped before it printed anything: nothing measured
-		}
-		return fmt.Errorf("%s: read its --json result: %w", c.What, err)
+	jobID, measured, interrupted, err := execCell(ctx, env, &c.CompareCell, spec, x, &stderr, true, &res)
+	if err != nil || !measured {
+		return err
 	}
-	if code == ExitInterrupted {
-		res.Interrupted = true
-	}
+	res.Interrupted = interrupted
 	c.res = &res
-	c.JobID = rec.id.Load()
+	c.JobID = jobID
 	c.NOPM, c.TPM, c.Warnings = res.NOPM, res.TPM, stderr.String()
 	if env.CellDone != nil {
 		env.CellDone(&c.CompareCell)

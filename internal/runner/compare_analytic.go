@@ -9,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -268,46 +267,19 @@ func runAnalyticCell(ctx context.Context, env CompareEnv, o *CompareOptions, a w
 	for k, v := range o.WorkloadOptions {
 		spec.Options[k] = v
 	}
-	x := Exec{Getenv: env.Getenv, NoJob: env.Job == nil}
-	if env.Job != nil {
-		x.JobsDB = env.Job.StorePath()
-	}
 	var stderr bytes.Buffer
-	x.Stderr = &stderr
-	var rec jobIDOutput
-	x.Outputs = append([]Output{&rec}, env.Outputs...)
+	x := Exec{Stderr: &stderr}
 	if env.AnalyticStep != nil {
 		x.Progress = func(line string) { env.AnalyticStep(&c.CompareCell, line) }
 	}
-	var stop func()
-	if env.Cell != nil {
-		stop = env.Cell(&c.CompareCell)
-	}
-	runtime.GC()
-	cellRes := Execute(ctx, spec, x)
-	code := cellRes.Code
-	if stop != nil {
-		stop()
-	}
-	if code != ExitOK && code != ExitInterrupted {
-		why := lastLine(stderr.String())
-		if why == "" {
-			why = fmt.Sprintf("exit %d", code)
-		}
-		return fmt.Errorf("%s failed: %s", c.What, strings.TrimPrefix(why, "sledge: "))
-	}
 	var res analyticRun
-	if err := json.Unmarshal(cellRes.JSON, &res); err != nil {
-		if code == ExitInterrupted {
-			return nil // stopped before it printed anything: nothing measured
-		}
-		return fmt.Errorf("%s: read its --json result: %w", c.What, err)
+	jobID, measured, interrupted, err := execCell(ctx, env, &c.CompareCell, spec, x, &stderr, false, &res)
+	if err != nil || !measured {
+		return err
 	}
-	if code == ExitInterrupted {
-		res.Interrupted = true
-	}
+	res.Interrupted = interrupted
 	c.res = &res
-	c.JobID = rec.id.Load()
+	c.JobID = jobID
 	c.Power, c.QphH, c.Warnings = res.Power, res.QphH, stderr.String()
 	if env.CellDone != nil {
 		env.CellDone(&c.CompareCell)
