@@ -257,28 +257,9 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if !o.JSON && env.Header != nil {
 		env.Header(w, db.Redact(rawURL), info, len(cells), o.Seed)
 	}
-	var runErr error
-	interrupted := false
-	for _, c := range cells {
-		if ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-		if err := runCell(ctx, env, o, w, c); err != nil {
-			runErr = err
-			break
-		}
-		if c.res.Interrupted || ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-	}
-	var done []*compareCell
-	for _, c := range cells {
-		if c.res != nil {
-			done = append(done, c)
-		}
-	}
+	done, interrupted, runErr := runCells(ctx, cells,
+		func(c *compareCell) error { return runCell(ctx, env, o, w, c) },
+		func(c *compareCell) (bool, bool) { return c.res != nil, c.res != nil && c.res.Interrupted })
 	out := compareResult(w, rawURL, o, info, done, interrupted, env.Job)
 	env.Job.SetSummary(out)
 	if len(done) > 0 || runErr == nil {
@@ -499,6 +480,33 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// runCells runs the cells in order until one fails or the compare is
+// interrupted (Ctrl-C, or a cell that was), and returns those that
+// measured something. state reports whether a cell has a result and
+// whether it was interrupted.
+func runCells[C any](ctx context.Context, cells []C, run func(C) error, state func(C) (measured, interrupted bool)) (done []C, interrupted bool, runErr error) {
+	for _, c := range cells {
+		if ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+		if err := run(c); err != nil {
+			runErr = err
+			break
+		}
+		if _, in := state(c); in || ctx.Err() != nil {
+			interrupted = true
+			break
+		}
+	}
+	for _, c := range cells {
+		if m, _ := state(c); m {
+			done = append(done, c)
+		}
+	}
+	return done, interrupted, runErr
 }
 
 // execCell runs one cell's spec through Execute, in this process, as its

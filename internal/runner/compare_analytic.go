@@ -202,28 +202,9 @@ func compareAnalytic(ctx context.Context, env CompareEnv, o *CompareOptions, a w
 		}
 		env.AnalyticHeader(a, keys, infos, o.Seed)
 	}
-	var runErr error
-	interrupted := false
-	for _, c := range cells {
-		if ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-		if err := runAnalyticCell(ctx, env, o, a, c); err != nil {
-			runErr = err
-			break
-		}
-		if c.res.Interrupted || ctx.Err() != nil {
-			interrupted = true
-			break
-		}
-	}
-	var done []*analyticCell
-	for _, c := range cells {
-		if c.res != nil {
-			done = append(done, c)
-		}
-	}
+	done, interrupted, runErr := runCells(ctx, cells,
+		func(c *analyticCell) error { return runAnalyticCell(ctx, env, o, a, c) },
+		func(c *analyticCell) (bool, bool) { return c.res != nil, c.res != nil && c.res.Interrupted })
 	out := analyticResult(a, o, done, interrupted, env.Job)
 	env.Job.SetSummary(out)
 	if len(done) > 0 || runErr == nil {
