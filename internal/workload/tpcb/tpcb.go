@@ -47,6 +47,7 @@ func flags(cmd string, fs *pflag.FlagSet) func(seed uint64) (workload.Workload, 
 		fs.IntVarP(&cfg.Scale, "scale", "s", 1,
 			fmt.Sprintf("scale factor (pgbench -s): %d branch, %d tellers and %s accounts each (1..%d)",
 				branchesPerScale, tellersPerScale, "100,000", maxScale))
+		initFlags(fs, &cfg.Init)
 	case "run":
 		fs.StringArrayVarP(&specs, "builtin", "b", nil,
 			"pgbench builtin script NAME[@WEIGHT]: tpcb-like (default), simple-update or select-only; unambiguous prefixes work; repeat for a weighted mix")
@@ -54,6 +55,9 @@ func flags(cmd string, fs *pflag.FlagSet) func(seed uint64) (workload.Workload, 
 	return func(seed uint64) (workload.Workload, error) {
 		c := cfg
 		c.Seed = seed
+		if f := fs.Lookup("init-steps"); f != nil && f.Changed && c.Init.Steps == "" {
+			return nil, errors.New("no initialization steps specified (-I)")
+		}
 		if len(specs) > 0 {
 			mix, err := ParseBuiltins(specs)
 			if err != nil {
@@ -79,6 +83,8 @@ type Config struct {
 	Builtins []Weighted
 	// Seed drives the inputs of a run. The population has no random part.
 	Seed uint64
+	// Init are pgbench's initialization options (build only).
+	Init InitOptions
 }
 
 // Workload is TPC-B-like. Attach may change its scale; after that it is
@@ -90,8 +96,9 @@ type Workload struct {
 }
 
 var (
-	_ workload.Workload = (*Workload)(nil)
-	_ workload.Scaler   = (*Workload)(nil)
+	_ workload.Workload     = (*Workload)(nil)
+	_ workload.Scaler       = (*Workload)(nil)
+	_ workload.BuildPlanner = (*Workload)(nil)
 )
 
 // New makes the workload; call Validate before using it with user input.
@@ -113,6 +120,9 @@ func (w *Workload) Validate() error {
 		return errors.New("--scale must be at least 1")
 	case w.cfg.Scale > maxScale:
 		return fmt.Errorf("--scale must be at most %d: beyond it aid no longer fits the int columns (pgbench would switch to bigint)", maxScale)
+	}
+	if err := w.cfg.Init.validate(); err != nil {
+		return err
 	}
 	return validMix(w.mix)
 }

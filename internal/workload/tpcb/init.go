@@ -1,0 +1,277 @@
+package tpcb
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// initFlags binds pgbench's initialization options for build.
+func initFlags(fs *pflag.FlagSet, o *InitOptions) {
+	fs.StringVarP(&o.Steps, "init-steps", "I", defaultSteps,
+		"tpcb: pgbench's init steps, in this order: d drop, t create tables, g generate client-side or G server-side (PostgreSQL), v vacuum analyze, p primary keys, f foreign keys")
+	fs.IntVarP(&o.Fillfactor, "fillfactor", "F", 100, "tpcb: the tables' fillfactor, 10..100 (PostgreSQL)")
+	fs.BoolVar(&o.ForeignKeys, "foreign-keys", false, "tpcb: create the foreign keys between the tables, pgbench's step f (PostgreSQL)")
+	fs.BoolVar(&o.Unlogged, "unlogged-tables", false, "tpcb: create the tables UNLOGGED (PostgreSQL)")
+	fs.IntVar(&o.Partitions, "partitions", 0, "tpcb: partition pgbench_accounts into N partitions (PostgreSQL; 0: none)")
+	fs.StringVar(&o.PartitionMethod, "partition-method", "", "tpcb: range (default) or hash, with --partitions (PostgreSQL)")
+	fs.StringVar(&o.Tablespace, "tablespace", "", "tpcb: create the tables in this tablespace (PostgreSQL)")
+	fs.StringVar(&o.IndexTablespace, "index-tablespace", "", "tpcb: create the primary keys' indexes in this tablespace (PostgreSQL)")
+	fs.BoolVarP(&o.Quiet, "quiet", "q", false, "tpcb: accepted for pgbench's -q; sledge's build shows its own progress bar (--json for none)")
+}
+
+// InitOptions are pgbench's initialization options (pgbench -i), on
+// `sledge build tpcb` (docs/tpcb.md part 1).
+type InitOptions struct {
+	Steps           string // -I: pgbench's step letters; "" is the default dtgvp
+	Fillfactor      int    // -F: 10..100; 0 is the default 100
+	ForeignKeys     bool   // --foreign-keys: step f after the others
+	Unlogged        bool   // --unlogged-tables
+	Partitions      int    // --partitions: 0 for none
+	PartitionMethod string // --partition-method: range (default) or hash
+	Tablespace      string // --tablespace
+	IndexTablespace string // --index-tablespace
+	Quiet           bool   // -q: accepted; sledge's progress is its own
+}
+
+// defaultSteps is pgbench's default -I.
+const defaultSteps = "dtgvp"
+
+// stepOrder is the order sledge runs the steps in: pgbench's default
+// order, with f last (after the marker, whose table it references).
+const stepOrder = "dtgGvpf"
+
+func (o InitOptions) fillfactor() int {
+	if o.Fillfactor == 0 {
+		return 100
+	}
+	return o.Fillfactor
+}
+
+// steps is -I with f added for --foreign-keys, as pgbench adds it.
+func (o InitOptions) steps() string {
+	s := o.Steps
+	if s == "" {
+		s = defaultSteps
+	}
+	if o.ForeignKeys && !strings.Contains(s, "f") {
+		s += "f"
+	}
+	return s
+}
+
+// validate checks what no database needs to answer, in pgbench's words.
+func (o InitOptions) validate() error {
+	if o.Fillfactor != 0 && (o.Fillfactor < 10 || o.Fillfactor > 100) {
+		return errors.New("-F/--fillfactor must be in range 10..100")
+	}
+	if o.Partitions < 0 {
+		return fmt.Errorf("--partitions must be in range 0..2147483647")
+	}
+	switch o.PartitionMethod {
+	case "", "range", "hash":
+	default:
+		return fmt.Errorf("invalid partition method, expecting \"range\" or \"hash\", got: %q", o.PartitionMethod)
+	}
+	if o.PartitionMethod != "" && o.Partitions == 0 {
+		return errors.New("--partition-method requires greater than zero --partitions")
+	}
+	pos := -1
+	for _, c := range o.Steps {
+		if c == ' ' { // pgbench skips spaces
+			continue
+		}
+		i := strings.IndexRune(stepOrder, c)
+		if i < 0 {
+			return fmt.Errorf("unrecognized initialization step %q: allowed step characters are \"%s\"", c, stepOrder)
+		}
+		if i <= pos {
+			return fmt.Errorf("-I %s: sledge runs the steps once each in the order %s (f after the marker table is loaded); give them in that order", o.Steps, stepOrder)
+		}
+		pos = i
+	}
+	if strings.Contains(o.Steps, "g") && strings.Contains(o.Steps, "G") {
+		return fmt.Errorf("-I %s: give g (client-side) or G (server-side), not both", o.Steps)
+	}
+	return nil
+}
+
+// isDefault: the build is the usual one, the database's script files.
+func (o InitOptions) isDefault() bool {
+	return strings.ReplaceAll(o.steps(), " ", "") == defaultSteps && o.fillfactor() == 100 && !o.Unlogged &&
+		o.Partitions == 0 && o.Tablespace == "" && o.IndexTablespace == ""
+}
+
+// BuildPlan maps pgbench's init steps and options onto sledge's build
+// (workload.BuildPlanner): d the drop script, t the tables, g the
+// client-side load, G the server's INSERT … SELECT generate_series, v
+// VACUUM ANALYZE (ANALYZE at the end of the build on MariaDB and SQLite),
+// p the primary keys, f the foreign keys once the marker is loaded.
+// PostgreSQL takes every option; the others refuse those they have no
+// equivalent for, in one line.
+func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
+	o := w.cfg.Init
+	steps := o.steps()
+	has := func(c string) bool { return strings.Contains(steps, c) }
+	var p workload.BuildPlan
+	if dialect != "postgres" {
+		name := map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect]
+		if name == "" {
+			name = dialect
+		}
+		refuse := func(opt, why string) error {
+			return fmt.Errorf("%s is PostgreSQL's only: %s %s", opt, name, why)
+		}
+		switch {
+		case o.fillfactor() != 100:
+			return p, refuse("-F/--fillfactor", "has no table fillfactor")
+		case o.Unlogged:
+			return p, refuse("--unlogged-tables", "has no unlogged tables")
+		case o.Partitions > 0:
+			return p, refuse("--partitions", "is not given pgbench's partitioned pgbench_accounts by sledge")
+		case o.Tablespace != "" || o.IndexTablespace != "":
+			return p, refuse("--tablespace/--index-tablespace", "has no PostgreSQL tablespaces")
+		case has("G"):
+			return p, refuse("-I G (server-side generation)", "is loaded client-side: use g")
+		case has("f"):
+			return p, refuse("--foreign-keys (-I f)", "is not given foreign keys by sledge")
+		case dialect == "sqlite" && has("t") && !has("p"):
+			return p, fmt.Errorf("-I without p: SQLite's primary keys are part of its tables (the rowid), step t creates them")
+		}
+		p.Scripts = map[string][]string{}
+		if !has("d") {
+			p.Scripts["drop"] = nil
+		}
+		if !has("t") {
+			p.Scripts["tables"] = nil
+		}
+		if !has("p") {
+			p.Scripts["indexes"] = nil
+		}
+		if !has("g") {
+			p.Load = workload.LoadNone
+		}
+		if has("v") {
+			if dialect == "mysql" {
+				p.After = []string{"ANALYZE TABLE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history"}
+			} else {
+				p.After = []string{"ANALYZE"}
+			}
+		}
+		return p, nil
+	}
+	if o.isDefault() {
+		return p, nil // drop.sql, tables.sql, the load, indexes.sql
+	}
+	p.Scripts = map[string][]string{}
+	if !has("d") {
+		p.Scripts["drop"] = nil
+	}
+	p.Scripts["tables"] = nil
+	if has("t") {
+		p.Scripts["tables"] = pgTables(o, w.scale)
+	}
+	var ix []string
+	if has("v") || has("p") {
+		ix = append(ix, "SET maintenance_work_mem = '512MB'")
+	}
+	if has("v") {
+		ix = append(ix, "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history")
+	}
+	if has("p") {
+		using := ""
+		if o.IndexTablespace != "" {
+			using = " USING INDEX TABLESPACE " + quoteIdent(o.IndexTablespace)
+		}
+		for _, k := range [][2]string{{"pgbench_branches", "bid"}, {"pgbench_tellers", "tid"}, {"pgbench_accounts", "aid"}} {
+			ix = append(ix, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)%s", k[0], k[1], using))
+		}
+	}
+	p.Scripts["indexes"] = ix
+	switch {
+	case has("G"):
+		// pgbench's server-side generation (initGenerateDataServerSide),
+		// branches last: they mark the build complete.
+		p.Load = workload.LoadServer
+		p.ServerLoad = []string{
+			fmt.Sprintf("INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT tid, (tid - 1) / %d + 1, 0 FROM generate_series(1, %d) AS tid",
+				tellersPerScale, tellersPerScale*w.scale),
+			fmt.Sprintf("INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT aid, (aid - 1) / %d + 1, 0, '' FROM generate_series(1, %d) AS aid",
+				accountsPerScale, accountsPerScale*w.scale),
+		}
+		p.ServerMark = []string{fmt.Sprintf("INSERT INTO pgbench_branches (bid, bbalance) SELECT bid, 0 FROM generate_series(1, %d) AS bid",
+			branchesPerScale*w.scale)}
+	case !has("g"):
+		p.Load = workload.LoadNone
+	}
+	if has("f") {
+		// pgbench's initCreateFKeys, after the marker: they reference
+		// pgbench_branches, loaded last.
+		p.After = []string{
+			"ALTER TABLE pgbench_tellers ADD CONSTRAINT pgbench_tellers_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
+			"ALTER TABLE pgbench_accounts ADD CONSTRAINT pgbench_accounts_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
+			"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
+			"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_tid_fkey FOREIGN KEY (tid) REFERENCES pgbench_tellers",
+			"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY (aid) REFERENCES pgbench_accounts",
+		}
+	}
+	return p, nil
+}
+
+// pgTables is pgbench's initCreateTables and createPartitions.
+func pgTables(o InitOptions, scale int) []string {
+	unlogged := ""
+	if o.Unlogged {
+		unlogged = " UNLOGGED"
+	}
+	ts := ""
+	if o.Tablespace != "" {
+		ts = " TABLESPACE " + quoteIdent(o.Tablespace)
+	}
+	ff := fmt.Sprintf(" WITH (fillfactor = %d)", o.fillfactor())
+	method := o.PartitionMethod
+	if method == "" {
+		method = "range"
+	}
+	ddl := []struct{ table, cols, opts string }{
+		{"pgbench_history", "tid int, bid int, aid int, delta int, mtime timestamp, filler char(22)", ""},
+		{"pgbench_tellers", "tid int NOT NULL, bid int, tbalance int, filler char(84)", ff},
+		{"pgbench_accounts", "aid int NOT NULL, bid int, abalance int, filler char(84)", ff},
+		{"pgbench_branches", "bid int NOT NULL, bbalance int, filler char(88)", ff},
+	}
+	var out []string
+	for _, d := range ddl {
+		opts := d.opts
+		if d.table == "pgbench_accounts" && o.Partitions > 0 {
+			opts = " PARTITION BY " + strings.ToUpper(method) + " (aid)"
+		}
+		out = append(out, fmt.Sprintf("CREATE%s TABLE %s (%s)%s%s", unlogged, d.table, d.cols, opts, ts))
+	}
+	n := int64(o.Partitions)
+	partSize := (int64(accountsPerScale)*int64(scale) + n - 1) / max(n, 1)
+	for p := int64(1); p <= n; p++ {
+		var bounds string
+		if method == "hash" {
+			bounds = fmt.Sprintf("WITH (MODULUS %d, REMAINDER %d)", n, p-1)
+		} else {
+			from, to := "MINVALUE", "MAXVALUE"
+			if p > 1 {
+				from = fmt.Sprint((p-1)*partSize + 1)
+			}
+			if p < n {
+				to = fmt.Sprint(p*partSize + 1)
+			}
+			bounds = fmt.Sprintf("FROM (%s) TO (%s)", from, to)
+		}
+		out = append(out, fmt.Sprintf("CREATE%s TABLE pgbench_accounts_%d PARTITION OF pgbench_accounts FOR VALUES %s%s",
+			unlogged, p, bounds, ff))
+	}
+	return out
+}
+
+// quoteIdent is PQescapeIdentifier's quoting: always in double quotes.
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
