@@ -1,13 +1,17 @@
 package tpcb_test
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestInitOptionsPostgres: pgbench's initialization options on `sledge
@@ -241,4 +245,56 @@ func TestInitStepsOthers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestInitLikePgbench: where pgbench itself is installed, its `-i -I dt`
+// and sledge's `build -I dt` with the same options leave the same
+// catalog: tables, partitions and their bounds, options, persistence.
+func TestInitLikePgbench(t *testing.T) {
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		t.Skip("no pgbench here")
+	}
+	const catalog = `SELECT string_agg(format('%s %s %s %s %s', relname, relkind, relpersistence,
+		coalesce(pg_get_expr(relpartbound, oid), '-'), coalesce(array_to_string(reloptions, ','), '-')), E'\n' ORDER BY relname)
+		FROM pg_class WHERE relname LIKE 'pgbench_%'`
+	s := pgServer.Get(t)
+	for _, opts := range [][]string{
+		{"--partitions", "3", "-F", "90", "--unlogged-tables"},
+		{"--partitions", "7", "--partition-method", "hash"},
+		{"-F", "75"},
+	} {
+		t.Run(strings.Join(opts, " "), func(t *testing.T) {
+			theirs, ours := emptyPostgres(t), emptyPostgres(t)
+			cmd := exec.Command(pgbench, append([]string{"-i", "-I", "dt", "-s", "2", "-h", s.Host, "-p", strconv.Itoa(s.Port), "-U", s.User,
+				strings.TrimPrefix(theirs[strings.LastIndex(theirs, "/"):], "/")}, opts...)...)
+			cmd.Env = append(os.Environ(), "PGPASSWORD="+s.Password)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("pgbench: %v: %s", err, out)
+			}
+			args := append([]string{"build", "tpcb", "--db", ours, "-I", "dt", "-s", "2", "--json"}, opts...)
+			if code, _, stderr := sledge(t, args...); code != 0 {
+				t.Fatalf("sledge: exit %d: %s", code, stderr)
+			}
+			want, got := catalogText(t, theirs, catalog), catalogText(t, ours, catalog)
+			if got != want || !strings.Contains(want, "pgbench_accounts") {
+				t.Errorf("sledge:\n%s\npgbench:\n%s", got, want)
+			}
+		})
+	}
+}
+
+func catalogText(t *testing.T, u, q string) string {
+	t.Helper()
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var s string
+	if err := c.QueryRow(ctx, q).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
