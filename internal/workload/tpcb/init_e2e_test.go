@@ -247,32 +247,38 @@ func TestInitStepsOthers(t *testing.T) {
 	}
 }
 
-// TestInitLikePgbench: where pgbench itself is installed, its `-i -I dt`
-// and sledge's `build -I dt` with the same options leave the same
-// catalog: tables, partitions and their bounds, options, persistence.
+// TestInitLikePgbench: where pgbench itself is installed, its `-i -I dtp`
+// and sledge's `build -I dtp` with the same options leave the same
+// catalog: tables, partitions and their bounds, primary keys, options,
+// persistence, tablespaces.
 func TestInitLikePgbench(t *testing.T) {
 	pgbench, err := exec.LookPath("pgbench")
 	if err != nil {
 		t.Skip("no pgbench here")
 	}
-	const catalog = `SELECT string_agg(format('%s %s %s %s %s', relname, relkind, relpersistence,
-		coalesce(pg_get_expr(relpartbound, oid), '-'), coalesce(array_to_string(reloptions, ','), '-')), E'\n' ORDER BY relname)
+	const catalog = `SELECT string_agg(format('%s %s %s %s %s %s', relname, relkind, relpersistence,
+		coalesce(pg_get_expr(relpartbound, oid), '-'), coalesce(array_to_string(reloptions, ','), '-'),
+		coalesce((SELECT spcname FROM pg_tablespace WHERE oid = reltablespace), '-')), E'\n' ORDER BY relname)
 		FROM pg_class WHERE relname LIKE 'pgbench_%'`
 	s := pgServer.Get(t)
-	for _, opts := range [][]string{
+	cases := [][]string{
 		{"--partitions", "3", "-F", "90", "--unlogged-tables"},
 		{"--partitions", "7", "--partition-method", "hash"},
 		{"-F", "75"},
-	} {
+	}
+	if ts, ok := tablespace(t); ok {
+		cases = append(cases, []string{"--partitions", "2", "--tablespace", ts, "--index-tablespace", ts})
+	}
+	for _, opts := range cases {
 		t.Run(strings.Join(opts, " "), func(t *testing.T) {
 			theirs, ours := emptyPostgres(t), emptyPostgres(t)
-			cmd := exec.Command(pgbench, append([]string{"-i", "-I", "dt", "-s", "2", "-h", s.Host, "-p", strconv.Itoa(s.Port), "-U", s.User,
+			cmd := exec.Command(pgbench, append([]string{"-i", "-I", "dtp", "-s", "2", "-h", s.Host, "-p", strconv.Itoa(s.Port), "-U", s.User,
 				strings.TrimPrefix(theirs[strings.LastIndex(theirs, "/"):], "/")}, opts...)...)
 			cmd.Env = append(os.Environ(), "PGPASSWORD="+s.Password)
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("pgbench: %v: %s", err, out)
 			}
-			args := append([]string{"build", "tpcb", "--db", ours, "-I", "dt", "-s", "2", "--json"}, opts...)
+			args := append([]string{"build", "tpcb", "--db", ours, "-I", "dtp", "-s", "2", "--json"}, opts...)
 			if code, _, stderr := sledge(t, args...); code != 0 {
 				t.Fatalf("sledge: exit %d: %s", code, stderr)
 			}
