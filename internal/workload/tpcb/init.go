@@ -87,7 +87,7 @@ func (o InitOptions) validate() error {
 		}
 		i := strings.IndexRune(stepOrder, c)
 		if i < 0 {
-			return fmt.Errorf("unrecognized initialization step %q: allowed step characters are \"%s\"", c, stepOrder)
+			return fmt.Errorf("unrecognized initialization step \"%c\"; allowed step characters are \"%s\"", c, stepOrder)
 		}
 		if i <= pos {
 			return fmt.Errorf("-I %s: sledge runs the steps once each in the order %s (f after the marker table is loaded); give them in that order", o.Steps, stepOrder)
@@ -124,21 +124,21 @@ func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 			name = dialect
 		}
 		refuse := func(opt, why string) error {
-			return fmt.Errorf("%s is PostgreSQL's only: %s %s", opt, name, why)
+			return fmt.Errorf("%s is PostgreSQL's only: "+why, opt, name)
 		}
 		switch {
 		case o.fillfactor() != 100:
-			return p, refuse("-F/--fillfactor", "has no table fillfactor")
+			return p, refuse("-F/--fillfactor", "%s has no table fillfactor")
 		case o.Unlogged:
-			return p, refuse("--unlogged-tables", "has no unlogged tables")
+			return p, refuse("--unlogged-tables", "%s has no unlogged tables")
 		case o.Partitions > 0:
-			return p, refuse("--partitions", "is not given pgbench's partitioned pgbench_accounts by sledge")
+			return p, refuse("--partitions", "sledge does not partition pgbench_accounts on %s")
 		case o.Tablespace != "" || o.IndexTablespace != "":
-			return p, refuse("--tablespace/--index-tablespace", "has no PostgreSQL tablespaces")
+			return p, refuse("--tablespace/--index-tablespace", "%s has no PostgreSQL tablespaces")
 		case has("G"):
-			return p, refuse("-I G (server-side generation)", "is loaded client-side: use g")
+			return p, refuse("-I G (server-side generation)", "sledge loads %s client-side: use g")
 		case has("f"):
-			return p, refuse("--foreign-keys (-I f)", "is not given foreign keys by sledge")
+			return p, refuse("--foreign-keys (-I f)", "sledge creates no foreign keys on %s")
 		case dialect == "sqlite" && has("t") && !has("p"):
 			return p, fmt.Errorf("-I without p: SQLite's primary keys are part of its tables (the rowid), step t creates them")
 		}

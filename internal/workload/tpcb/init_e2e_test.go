@@ -194,7 +194,7 @@ func TestInitOptionsRefused(t *testing.T) {
 		want string
 	}{
 		{"fillfactor range", sqliteURL, []string{"-F", "5"}, "-F/--fillfactor must be in range 10..100"},
-		{"unknown step", sqliteURL, []string{"-I", "dtx"}, `unrecognized initialization step 'x'`},
+		{"unknown step", sqliteURL, []string{"-I", "dtx"}, `unrecognized initialization step "x"`},
 		{"no steps", sqliteURL, []string{"-I", ""}, "no initialization steps specified"},
 		{"method without partitions", sqliteURL, []string{"--partition-method", "hash"}, "--partition-method requires greater than zero --partitions"},
 		{"bad method", sqliteURL, []string{"--partitions", "2", "--partition-method", "list"}, `invalid partition method, expecting "range" or "hash", got: "list"`},
