@@ -65,11 +65,11 @@ func AppendTx(b []byte, c Columns, vu int, n int64, e engine.TxEnd) []byte {
 // StatsData: latencies and lags in microseconds, of successful
 // transactions only.
 type Bucket struct {
-	Count                          int64
+	Count                           int64
 	LatSum, LatSum2, LatMin, LatMax float64
-	LagCount                       int64
+	LagCount                        int64
 	LagSum, LagSum2, LagMin, LagMax float64
-	Skipped, Retried, Retries      int64
+	Skipped, Retried, Retries       int64
 }
 
 // Add counts one transaction, as pgbench's accumStats.

@@ -206,4 +206,3 @@ func readLines(t *testing.T, path string) []string {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
