@@ -267,3 +267,29 @@ func sub(got, want map[string]bool) bool {
 	}
 	return true
 }
+
+// pgbench's checks of the log options: bad input, exit 2, one line.
+func TestE2ELogOptionChecks(t *testing.T) {
+	u := "sqlite://" + filepath.Join(t.TempDir(), "none.db")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--aggregate-interval", "1"}, "allowed only when logging transactions (-l)"},
+		{[]string{"--sampling-rate", "0.5"}, "allowed only when logging transactions (-l)"},
+		{[]string{"--log-prefix", "x"}, "allowed only when logging transactions (-l)"},
+		{[]string{"-l", "--sampling-rate", "0.5", "--aggregate-interval", "1"}, "cannot be used at the same time"},
+		{[]string{"-l", "--sampling-rate", "0"}, "invalid --sampling-rate"},
+		{[]string{"-l", "--sampling-rate", "1.5"}, "invalid --sampling-rate"},
+		{[]string{"-l", "--aggregate-interval", "0"}, "at least 1"},
+		{[]string{"-l", "--aggregate-interval", "-3"}, "at least 1"},
+		{[]string{"-l", "--aggregate-interval", "2", "-T", "3"}, "must be a multiple of aggregation interval"},
+		{[]string{"-l", "--aggregate-interval", "5", "-T", "3"}, "must not be higher than test duration"},
+		{[]string{"-l", "--log-prefix", ""}, "--log-prefix must not be empty"},
+	} {
+		code, _, stderr := sledge(t, t.TempDir(), append([]string{"run", "tpcb", "--db", u, "--no-job"}, c.args...)...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q; want 2 and one line with %q", c.args, code, stderr, c.want)
+		}
+	}
+}
