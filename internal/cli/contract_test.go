@@ -564,7 +564,7 @@ func TestContractFlags(t *testing.T) {
 	}
 	long := map[string][]string{
 		"build": {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
-		"run": {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger",
+		"run": {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger", "log", "log-prefix", "aggregate-interval", "sampling-rate",
 			"test", "streams", "params", "no-refresh", "queries", "explain"}, // the last six: tpch (issue 15)
 		"check": {"db", "json", "jobs-db"},
 		"drop":  {"db", "json"},

@@ -103,6 +103,9 @@ type Plan struct {
 	// PerStatement times each named statement (pgbench -r) through a
 	// wrapper around the VU's connection; see Result.Statements.
 	PerStatement bool
+	// TxLog, when set, receives the end of every transaction of the
+	// measured interval, skipped ones included (pgbench -l).
+	TxLog TxLog
 
 	// Connect opens session i (0-based): VU i's own, or with Connections
 	// the i-th shared one. With Cost, ctx carries the session's wire
@@ -710,6 +713,9 @@ func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, session
 		res.procEpoch, res.SharedProcess = runsStarted.Load(), runsActive.Load() > 1
 	}
 	res.MeasureStart = time.Now()
+	if p.TxLog != nil {
+		p.TxLog.Begin(res.MeasureStart) // before any VU sees the phase
+	}
 	live.setPhase(PhaseMeasure, res.MeasureStart)
 	return nil
 }
@@ -888,6 +894,9 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			if p.LatencyLimit > 0 && time.Since(sched) > p.LatencyLimit {
 				if r.live.phaseIs(PhaseMeasure) {
 					t.skipped++
+					if p.TxLog != nil {
+						p.TxLog.Tx(t.id, TxEnd{Kind: kind, End: time.Now(), Status: TxSkipped})
+					}
 				}
 				continue
 			}
@@ -924,7 +933,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			return
 		}
 		s.holder.Store(int64(t.id))
-		ok, lost := s.execute(s.txCtx, tx, kind, sched, asked)
+		ok, lost := s.execute(s.txCtx, t.id, tx, kind, sched, asked)
 		<-s.gate
 		if lost {
 			// The VU that lost the connection reconnects it before
@@ -1014,7 +1023,7 @@ const connectTimeout = 10 * time.Second
 // is measured from sched when set (the scheduled start, throttling), else
 // from asked when set (when the VU asked for a shared session), else from
 // the transaction's first statement.
-func (s *session) execute(ctx context.Context, tx workload.Txn, kind int, sched, asked time.Time) (completed, lost bool) {
+func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int, sched, asked time.Time) (completed, lost bool) {
 	if s.thread && s.pooled {
 		// Only for the transaction: a pooled VU spends most of its
 		// time waiting, and must not hold a thread meanwhile.
@@ -1112,6 +1121,16 @@ func (s *session) execute(ctx context.Context, tx workload.Txn, kind int, sched,
 	}
 	if retries > 0 {
 		s.live.retry(kind, retries)
+	}
+	if counted && s.plan.TxLog != nil {
+		e := TxEnd{Kind: kind, End: now, Retries: retries, Status: TxFailed}
+		if completed {
+			e.Status, e.Latency = TxOK, elapsed
+			if !sched.IsZero() {
+				e.Lag = start.Sub(sched)
+			}
+		}
+		s.plan.TxLog.Tx(vu, e)
 	}
 	if counted {
 		if !asked.IsZero() {

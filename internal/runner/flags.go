@@ -12,6 +12,7 @@ import (
 
 	"fmt"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/txlog"
 	"github.com/sledge-bench/sledge/internal/workload"
 	"math/rand/v2"
 )
@@ -41,6 +42,10 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 	fs.DurationVar(&o.StopTimeout, "stop-timeout", engine.DefaultStopTimeout, "how long to wait after the end for transactions in flight; then they are cancelled and their virtual users reported stuck")
 	fs.DurationVar(&o.TxTimeout, "tx-timeout", 5*time.Minute, "cancel a transaction (retries included) that runs longer than this, so an iterations run cannot wait forever on a server that stopped answering; 0: no limit")
 	fs.StringVar(&o.Reconnect, "reconnect", "100ms,5s", "after a lost connection: off, or the first and the longest wait between attempts (doubling), as FIRST,MAX")
+	fs.BoolVarP(&o.Log, "log", "l", false, "write each transaction's time to the file PREFIX.PID in pgbench's columns (pgbench -l; docs/pgbench.md, Logs)")
+	fs.StringVar(&o.LogPrefix, "log-prefix", txlog.DefaultPrefix, "with -l: the log file's name before .PID, a path or a name in the current directory (pgbench --log-prefix)")
+	fs.IntVar(&o.AggregateInterval, "aggregate-interval", 0, "with -l: one line of sums per this many seconds instead of one per transaction (pgbench --aggregate-interval)")
+	fs.Float64Var(&o.SamplingRate, "sampling-rate", 0, "with -l: log only this fraction of the transactions, drawn at random, such as 0.01 (pgbench --sampling-rate)")
 	fs.IntVarP(&o.Threads, "jobs", "j", 1, "accepted for pgbench command lines and ignored: virtual users are goroutines")
 	fs.BoolVarP(&o.NoVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
 	_ = fs.MarkHidden("jobs")
@@ -159,6 +164,16 @@ func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
 		default:
 			o.MaxRetries = o.MaxTries - 1
 		}
+	}
+	// pgbench refuses these values given, where the defaults mean "off".
+	if f.Changed("aggregate-interval") && o.AggregateInterval < 1 {
+		return Usagef("--aggregate-interval must be a whole number of seconds, at least 1")
+	}
+	if f.Changed("sampling-rate") && !(o.SamplingRate > 0 && o.SamplingRate <= 1) {
+		return Usagef("invalid --sampling-rate %v: want a fraction above 0, at most 1", o.SamplingRate)
+	}
+	if f.Changed("log-prefix") && !o.Log {
+		return Usagef("log file prefix (--log-prefix) is allowed only when logging transactions (-l)")
 	}
 	if f.Changed("random-seed") {
 		if f.Changed("seed") {

@@ -36,6 +36,14 @@ type RunOptions struct {
 	NoVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
 	CPUProfile   string
 
+	// pgbench's transaction logs (txlog): -l, --log-prefix,
+	// --aggregate-interval (seconds; 0: a line per transaction),
+	// --sampling-rate (0: every transaction).
+	Log               bool
+	LogPrefix         string
+	AggregateInterval int
+	SamplingRate      float64
+
 	Metrics       string        // --metrics HOST:PORT: serve /metrics during the run (issue 14)
 	MetricsLinger time.Duration // --metrics-linger: serve it this long after the run
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/txlog"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -174,6 +176,20 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if env.DryRun {
 		return nil
 	}
+	txl, err := openTxLog(o, plan)
+	if err != nil {
+		return err
+	}
+	// Closed when the run ends, however it ends (Ctrl-C included): the
+	// file is complete once run returns.
+	var logErr error
+	closeLog := func() {
+		if txl != nil {
+			logErr = txl.Close()
+			txl = nil
+		}
+	}
+	defer closeLog()
 	var ms MetricsServer // --metrics: listening before anything runs
 	if o.Metrics != "" && env.Metrics != nil {
 		if ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
@@ -328,6 +344,10 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	plan.PinThreads = raw && plan.Connections == 0
 	res, runErr := engine.Run(ctx, plan, live)
 	undoThreads()
+	closeLog()
+	if logErr != nil && runErr == nil {
+		runErr = logErr
+	}
 	if ms != nil {
 		ms.Ended(res != nil)
 	}
@@ -423,7 +443,52 @@ func (o *RunOptions) pgbenchOptions(w workload.Workload) error {
 	case o.Threads < 1:
 		return Usagef("-j/--jobs must be at least 1")
 	}
+	return o.logOptions()
+}
+
+// logOptions checks pgbench's log options, as pgbench does.
+func (o *RunOptions) logOptions() error {
+	switch {
+	case o.AggregateInterval < 0:
+		return Usagef("--aggregate-interval must be a whole number of seconds, at least 1")
+	case o.SamplingRate < 0 || o.SamplingRate > 1 || math.IsNaN(o.SamplingRate):
+		return Usagef("invalid --sampling-rate %v: want a fraction above 0, at most 1", o.SamplingRate)
+	case o.SamplingRate > 0 && !o.Log:
+		return Usagef("log sampling (--sampling-rate) is allowed only when logging transactions (-l)")
+	case o.AggregateInterval > 0 && !o.Log:
+		return Usagef("log aggregation (--aggregate-interval) is allowed only when logging transactions (-l)")
+	case o.SamplingRate > 0 && o.AggregateInterval > 0:
+		return Usagef("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time")
+	case o.Log && o.LogPrefix == "":
+		return Usagef("--log-prefix must not be empty")
+	}
+	if o.AggregateInterval > 0 && o.Iterations == 0 {
+		agg := time.Duration(o.AggregateInterval) * time.Second
+		if o.Duration < agg {
+			return Usagef("number of seconds for aggregation (%d) must not be higher than test duration (%s)", o.AggregateInterval, o.Duration)
+		}
+		if o.Duration%agg != 0 {
+			return Usagef("duration (%s) must be a multiple of aggregation interval (%d s)", o.Duration, o.AggregateInterval)
+		}
+	}
 	return nil
+}
+
+// openTxLog opens the transaction log of -l, nil without.
+func openTxLog(o *RunOptions, plan *engine.Plan) (*txlog.Log, error) {
+	if !o.Log {
+		return nil, nil
+	}
+	l, err := txlog.Open(txlog.Options{
+		Prefix: o.LogPrefix, PID: os.Getpid(), VUs: plan.VUs, Aggregate: o.AggregateInterval,
+		SampleRate: o.SamplingRate, Seed: o.Seed,
+		Columns: txlog.Columns{Lag: plan.Rate > 0, Skipped: plan.LatencyLimit > 0, Retries: plan.MaxRetries != 0},
+	})
+	if err != nil {
+		return nil, err
+	}
+	plan.TxLog = l
+	return l, nil
 }
 
 // Thousands formats n with commas: 1234567 → 1,234,567.
