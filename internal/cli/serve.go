@@ -193,6 +193,12 @@ var serviceOwned = map[string]string{
 	"no-job":     "the service records every job",
 	"cpuprofile": "not available through the service",
 	"help":       "not an option of a job",
+	// Transaction logs are files written where the process runs: an
+	// API client must not choose paths on the service's host.
+	"log":                "transaction log files are not available through the service",
+	"log-prefix":         "transaction log files are not available through the service",
+	"aggregate-interval": "transaction log files are not available through the service",
+	"sampling-rate":      "transaction log files are not available through the service",
 }
 
 // CheckSpec refuses a spec the command would refuse on its options, as a
