@@ -167,6 +167,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			if o.JSON {
 				return writeJSON(env.Stdout, sum)
 			}
+			if env.pgb != nil {
+				printPgbenchRun(env.Stdout, sum, env.pgb, o.job.ID())
+				return nil
+			}
 			printSummary(env.Stdout, sum)
 			return nil
 		},
