@@ -150,7 +150,16 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 		sub = append(sub, "--random-seed", c.seed)
 	}
 	if c.scaleSet {
-		sub = append(sub, "--scale", fmt.Sprint(c.scale))
+		builtin := false
+		for _, s := range c.scripts {
+			builtin = builtin || s.builtin
+		}
+		if builtin {
+			// pgbench counts pgbench_branches whenever a builtin runs.
+			fmt.Fprintln(env.Stderr, "sledge pgbench: warning: scale option ignored, using count from pgbench_branches table, as pgbench does")
+		} else {
+			sub = append(sub, "--scale", fmt.Sprint(c.scale))
+		}
 	}
 	if c.noJob {
 		sub = append(sub, "--no-job")
@@ -186,9 +195,13 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 	// pgbench prints its initialization's messages on stderr.
 	ienv := *env
 	ienv.Stdout, ienv.IsTerminal = env.Stderr, false
-	// pgbench -i drops the old tables first (its init step d).
-	if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
-		return pgbStatus(code)
+	// pgbench -i drops the old tables first (its init step d): a build
+	// that takes pgbench's steps (--init-steps) drops them itself, as its
+	// steps say; else sledge drop does.
+	if flags.Lookup("init-steps") == nil {
+		if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
+			return pgbStatus(code)
+		}
 	}
 	return pgbStatus(sledgeSub(cmd, &ienv, build, bad))
 }
@@ -395,7 +408,8 @@ const pgbHelp = `sledge pgbench runs pgbench's command line (PostgreSQL 15) with
 Usage:
   sledge pgbench [OPTION]... [DBNAME]
 
-Initialization options (-i runs "sledge drop tpcb" then "sledge build tpcb"):
+Initialization options (-i runs "sledge build tpcb", after "sledge drop tpcb"
+when the build does not take pgbench's init steps itself):
   -i, --initialize         invokes initialization mode
   -I, --init-steps=[dtgGvpf]+  passed to sledge build when it has the option, else refused
   -F, --fillfactor=NUM     passed to sledge build when it has the option, else refused

@@ -102,6 +102,8 @@ func TestPgbenchCommandLines(t *testing.T) {
 			`^latency average = [0-9.]+ ms$`, `^tps = [0-9]+\.[0-9]{6} \(without initial connection time\)$`,
 			`^$`, `^--- sledge ---$`, `^job [0-9]+$`, `latency percentiles: p50`, `cost per transaction`}, ""},
 		{"-S", env, []string{"-S", "-t", "3", dbname}, 0, []string{`^transaction type: <builtin: select only>$`}, ""},
+		{"-s with a builtin", env, []string{"-s", "7", "-S", "-t", "1", dbname}, 0, []string{`^scaling factor: 1$`}, `warning: scale option ignored`},
+		{"-s with a file", env, []string{"-s", "7", "-f", script, "-t", "1", dbname}, 2, []string{`^scaling factor: 7$`}, ""},
 		{"no more threads than clients", env, []string{"-c", "2", "-j", "4", "-S", "-t", "1", dbname}, 0, []string{`^number of threads: 2$`}, ""},
 		{"-N long forms", env, []string{"-N", "--transactions=3", "--client", "2", dbname}, 0, []string{
 			`^transaction type: <builtin: simple update>$`, `^number of clients: 2$`}, ""},

@@ -71,6 +71,9 @@ var pgbOptions = []pgbOpt{
 	{"no-job", 0, false},
 }
 
+// pgbSledgeOwn are sledge's options among pgbench's.
+var pgbSledgeOwn = map[string]bool{"db": true, "no-job": true}
+
 // pgbShorts is pgbench 15's getopt string: the short options it accepts
 // anywhere (-V and -? only as the first argument, as pgbench reads them).
 const pgbShorts = "b:c:CdD:f:F:h:iI:j:lL:M:nNp:P:qrR:s:St:T:U:v"
@@ -165,7 +168,9 @@ func lookupLong(name, as string) (pgbOpt, error) {
 		if o.long == name {
 			return o, nil
 		}
-		if strings.HasPrefix(o.long, name) {
+		// sledge's own options are never abbreviated: pgbench's
+		// abbreviations (--no for --no-vacuum) keep their meaning.
+		if strings.HasPrefix(o.long, name) && !pgbSledgeOwn[o.long] {
 			found = append(found, o)
 		}
 	}

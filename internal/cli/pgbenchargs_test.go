@@ -36,6 +36,9 @@ func TestReadPgbench(t *testing.T) {
 		{"unique prefix", []string{"--cli=5", "--trans", "3", "--report"}, func(c *pgbConfig) bool {
 			return c.clients == 5 && c.txns == 3 && c.perCommand
 		}, "", false},
+		{"--no is pgbench's --no-vacuum", []string{"--no", "--db=sqlite:///x.db"}, func(c *pgbConfig) bool {
+			return c.db == "sqlite:///x.db" && !c.noJob
+		}, "", false},
 		{"report-latencies is -r", []string{"--report-latencies"}, func(c *pgbConfig) bool { return c.perCommand }, "", false},
 		{"-N", []string{"-N"}, func(c *pgbConfig) bool { return c.scripts[0].spec == "simple-update" }, "", false},
 		{"scripts in order", []string{"-b", "se@2", "-f", "x.sql", "-S"}, func(c *pgbConfig) bool {
