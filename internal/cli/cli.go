@@ -56,6 +56,9 @@ type Env struct {
 	JobID int64
 	// Outputs follow the job live (the service's stream, Prometheus).
 	Outputs []runner.Output
+	// pgb is set by `sledge pgbench` for the run it starts: print
+	// pgbench's report first, sledge's additions after it.
+	pgb *pgbReport
 }
 
 func usageErr(format string, a ...any) error { return runner.Usagef(format, a...) }
@@ -154,7 +157,7 @@ With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
 	pf := root.PersistentFlags()
 	pf.String("jobs-db", "", "job store file (default: $SLEDGE_JOBS_DB, else $XDG_DATA_HOME/sledge/jobs.db)")
 	pf.Bool("no-job", false, "do not record this build, run or check in the job store")
-	root.AddCommand(newBuild(env), newRun(env), newCheck(env), newDrop(env), newJobs(env), newCompare(env), newServe(env))
+	root.AddCommand(newBuild(env), newRun(env), newCheck(env), newDrop(env), newJobs(env), newCompare(env), newServe(env), newPgbench(env))
 	return root
 }
 

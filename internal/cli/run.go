@@ -158,6 +158,8 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 			switch {
 			case o.Progress > 0:
 				return runner.ProgressLines(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind)
+			case env.pgb != nil:
+				return nil // sledge pgbench: no progress without -P, as pgbench
 			case !o.JSON:
 				return startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
 			}
@@ -166,6 +168,10 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		Result: func(sum *runner.RunSummary) error {
 			if o.JSON {
 				return writeJSON(env.Stdout, sum)
+			}
+			if env.pgb != nil {
+				printPgbenchRun(env.Stdout, sum, env.pgb, o.job.ID())
+				return nil
 			}
 			printSummary(env.Stdout, sum)
 			return nil

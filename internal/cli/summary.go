@@ -34,6 +34,21 @@ func writeJSON(out io.Writer, v any) error {
 }
 
 func printSummary(out io.Writer, s *runSummary) {
+	if !printHead(out, s) {
+		return
+	}
+	style := workload.ReportOf(s.Workload)
+	if style == workload.ReportPgbench {
+		printPgbench(out, s)
+	}
+	printBody(out, s)
+	printStatements(out, s)
+	printTail(out, s)
+}
+
+// printHead prints the summary's first lines: the run's database, mode,
+// virtual users and seed, and what was measured; false when nothing was.
+func printHead(out io.Writer, s *runSummary) bool {
 	scale := ""
 	if s.Scale != "" {
 		scale = ", " + s.Scale
@@ -55,16 +70,19 @@ func printSummary(out io.Writer, s *runSummary) {
 	switch {
 	case s.MeasuredS == 0:
 		fmt.Fprintln(out, "nothing was measured: the run stopped before the measured interval began")
-		return
+		return false
 	case s.Iterations > 0:
 		fmt.Fprintf(out, "measured %.1f s: %d transactions per virtual user%s\n", s.MeasuredS, s.Iterations, interrupted(s))
 	default:
 		fmt.Fprintf(out, "measured %.1f s after %.0f s of ramp-up%s\n", s.MeasuredS, s.RampupS, interrupted(s))
 	}
+	return true
+}
+
+// printBody prints the meters (NOPM, TPM), the table of transaction types
+// and the cost per transaction.
+func printBody(out io.Writer, s *runSummary) {
 	style := workload.ReportOf(s.Workload)
-	if style == workload.ReportPgbench {
-		printPgbench(out, s)
-	}
 	if s.NOPM != nil {
 		fmt.Fprintf(out, "%-5s %12s   new orders per minute, from the database (Σ district.d_next_o_id)\n",
 			s.MeterName, thousands(int64(*s.NOPM+0.5)))
@@ -109,7 +127,11 @@ func printSummary(out io.Writer, s *runSummary) {
 		fmt.Fprintln(out, "latencies measured by sledge per transaction, from its first statement to its commit")
 	}
 	printCost(out, s)
-	printStatements(out, s)
+}
+
+// printTail prints what went wrong (faults, stopped virtual users,
+// errors) and the thresholds.
+func printTail(out io.Writer, s *runSummary) {
 	printFaults(out, s)
 	if len(s.StoppedVUs) > 0 {
 		fmt.Fprintf(out, "\n%d virtual user%s stopped at an error (--raise-error): %v\n", len(s.StoppedVUs), plural(len(s.StoppedVUs)), s.StoppedVUs)

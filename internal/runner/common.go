@@ -140,11 +140,14 @@ func (c *Common) Resolve(fs *pflag.FlagSet, name string, args []string, getenv f
 		case f != nil && f.Changed:
 		case len(args) == 0:
 			c.Workload = "tpcb"
+		case args[0] == "script":
+			// `run script -b NAME`: the builtin runs as a script, as
+			// pgbench runs it (sledge pgbench).
 		case args[0] != "tpcb":
 			return nil, "", Usagef("--builtin (-b) is pgbench's: it applies to tpcb and to script runs (-f), not to %s", args[0])
 		}
 	}
-	dbName := c.Workload
+	dbName := DBNameOf(c.Workload)
 	if f := fs.Lookup("file"); f != nil && f.Changed {
 		// pgbench -f: users' scripts, usually on pgbench's tables.
 		if len(args) > 0 && args[0] != "script" {

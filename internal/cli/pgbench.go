@@ -1,0 +1,515 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/pgbench"
+	"github.com/sledge-bench/sledge/internal/runner"
+)
+
+// pgbench's exit statuses (docs/contracts.md): 0 done; 1 bad options or a
+// failed first connection; 2 errors during the run.
+const (
+	pgbExitOK     = 0
+	pgbExitBad    = 1
+	pgbExitErrors = 2
+)
+
+// pgbReport is what pgbench's report needs from the command line beyond
+// the run's summary.
+type pgbReport struct {
+	threads  int
+	maxTries int
+	duration int  // -T; 0 for -t
+	stddev   bool // pgbench prints the latency stddev with -P, -R or -L
+	scripts  []pgbScript
+}
+
+func newPgbench(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "pgbench [pgbench options] [dbname]",
+		Short: "pgbench's command line, report and exit codes, run by sledge",
+		Long: `Run pgbench's command line (PostgreSQL 15) with sledge: the same options,
+defaults, environment (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE) and
+exit codes (0 done, 1 bad options or a failed first connection, 2 errors
+during the run). pgbench's report comes first on stdout, line for line;
+sledge's own additions follow after a line "--- sledge ---".
+
+--db URL (sledge's) runs on any sledge database instead of the PostgreSQL
+the libpq options name. See "sledge pgbench --help" and docs/pgbench.md for
+every option and its status.`,
+		DisableFlagParsing: true,
+		SilenceErrors:      true,
+		SilenceUsage:       true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			code := runPgbench(cmd, env, args)
+			if code == 0 {
+				return nil
+			}
+			return runner.Silent{Code: code}
+		},
+	}
+}
+
+// runPgbench runs a pgbench command line and returns pgbench's status.
+func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
+	bad := func(err error) int {
+		var ue *pgbUsageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\n", ue.msg)
+			if ue.hint {
+				fmt.Fprintln(env.Stderr, `sledge pgbench: hint: Try "sledge pgbench --help" for more information.`)
+			}
+			return pgbExitBad
+		}
+		fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\n", oneLine(err.Error()))
+		return pgbExitBad
+	}
+	c, err := readPgbench(args)
+	if err != nil {
+		return bad(err)
+	}
+	switch {
+	case c.help:
+		fmt.Fprint(env.Stdout, pgbHelp)
+		return pgbExitOK
+	case c.version:
+		fmt.Fprintf(env.Stdout, "pgbench (sledge) %s\n", Version())
+		return pgbExitOK
+	case c.list:
+		listBuiltins(env.Stderr)
+		return pgbExitOK
+	case c.showScript != "":
+		name, err := findBuiltin(c.showScript)
+		if err != nil {
+			code := bad(err)
+			listBuiltins(env.Stderr)
+			return code
+		}
+		fmt.Fprintf(env.Stderr, "-- %s: %s\n%s\n", name, pgbench.BuiltinDescription(name), pgbench.BuiltinText(name))
+		return pgbExitOK
+	}
+	for _, s := range c.scripts {
+		if !s.builtin {
+			continue
+		}
+		name, _, _ := strings.Cut(s.spec, "@")
+		if _, err := findBuiltin(name); err != nil {
+			code := bad(err)
+			listBuiltins(env.Stderr)
+			return code
+		}
+	}
+	url, err := c.pgbURL(env.Getenv)
+	if err != nil {
+		return bad(err)
+	}
+	if c.init {
+		return pgbInit(cmd, env, c, url, bad)
+	}
+	sub := []string{"run", "script", "--db", url,
+		"-c", fmt.Sprint(c.clients), "-j", fmt.Sprint(c.threads), "-M", c.protocol,
+		"--max-tries", fmt.Sprint(c.maxTries)}
+	if c.duration > 0 {
+		sub = append(sub, "-T", fmt.Sprint(c.duration))
+	} else {
+		sub = append(sub, "-t", fmt.Sprint(c.txns))
+	}
+	// sledge numbers the files first, then the builtins: so does the
+	// report.
+	c.scripts = pgbFilesFirst(c.scripts)
+	for _, s := range c.scripts {
+		if s.builtin {
+			sub = append(sub, "-b", s.spec)
+		} else {
+			sub = append(sub, "-f", s.spec)
+		}
+	}
+	for _, d := range c.defines {
+		sub = append(sub, "-D", d)
+	}
+	if c.progress > 0 {
+		sub = append(sub, "-P", fmt.Sprint(c.progress))
+	}
+	if c.rate > 0 {
+		sub = append(sub, "-R", fmt.Sprint(c.rate))
+	}
+	if c.latency > 0 {
+		sub = append(sub, "-L", fmt.Sprint(c.latency))
+	}
+	if c.perCommand {
+		sub = append(sub, "-r")
+	}
+	if c.seed != "" {
+		sub = append(sub, "--random-seed", c.seed)
+	}
+	if c.scaleSet {
+		builtin := false
+		for _, s := range c.scripts {
+			builtin = builtin || s.builtin
+		}
+		if builtin {
+			// pgbench counts pgbench_branches whenever a builtin runs.
+			fmt.Fprintln(env.Stderr, "sledge pgbench: warning: scale option ignored, using count from pgbench_branches table, as pgbench does")
+		} else {
+			sub = append(sub, "--scale", fmt.Sprint(c.scale))
+		}
+	}
+	if c.noJob {
+		sub = append(sub, "--no-job")
+	}
+	renv := *env
+	renv.IsTerminal = false // pgbench draws no progress bar
+	// pgbench runs no more threads than clients.
+	renv.pgb = &pgbReport{threads: min(c.threads, c.clients), maxTries: c.maxTries, duration: c.duration,
+		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts}
+	return pgbStatus(sledgeSub(cmd, &renv, sub, bad))
+}
+
+// pgbInit is pgbench -i: sledge drop tpcb, then sledge build tpcb, with
+// the initialization options `sledge build` has; the others are refused.
+func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(error) int) int {
+	build := []string{"build", "tpcb", "--db", url, "--scale", fmt.Sprint(max(c.scale, 1))}
+	flags := newBuild(env).Flags()
+	for _, a := range c.initOpts {
+		name := pgbInitOnly[a.name]
+		f := flags.Lookup(name)
+		if f == nil {
+			return bad(pgbErrf("option %s is not supported yet", pgbSpell(a.name)))
+		}
+		if f.Value.Type() == "bool" {
+			build = append(build, "--"+name)
+		} else {
+			build = append(build, "--"+name, a.value)
+		}
+	}
+	if c.noJob {
+		build = append(build, "--no-job")
+	}
+	// pgbench prints its initialization's messages on stderr.
+	ienv := *env
+	ienv.Stdout, ienv.IsTerminal = env.Stderr, false
+	// pgbench -i drops the old tables first (its init step d): a build
+	// that takes pgbench's steps (--init-steps) drops them itself, as its
+	// steps say; else sledge drop does.
+	if flags.Lookup("init-steps") == nil {
+		if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
+			return pgbStatus(code)
+		}
+	}
+	return pgbStatus(sledgeSub(cmd, &ienv, build, bad))
+}
+
+// sledgeSub runs a sledge command line with env and returns sledge's
+// status; an error is printed as sledge pgbench's.
+func sledgeSub(cmd *cobra.Command, env *Env, args []string, bad func(error) int) int {
+	root := newRoot(cmd.Context(), env)
+	root.SetArgs(args)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	err := root.ExecuteContext(cmd.Context())
+	if err == nil {
+		return ExitOK
+	}
+	var silent runner.Silent
+	if !errors.As(err, &silent) {
+		bad(err)
+	}
+	return exitCode(cmd.Context(), err)
+}
+
+// pgbStatus is pgbench's exit status for sledge's: bad input and failures
+// to start are 1, failed transactions 2.
+func pgbStatus(code int) int {
+	switch code {
+	case ExitOK:
+		return pgbExitOK
+	case ExitUsage, ExitFailure:
+		return pgbExitBad
+	case ExitFailedTx:
+		return pgbExitErrors
+	}
+	return code
+}
+
+// findBuiltin is the builtin script's full name for a name or an
+// unambiguous prefix, with pgbench's messages.
+func findBuiltin(name string) (string, error) {
+	var found []string
+	for _, n := range pgbench.BuiltinNames() {
+		if n == name {
+			return n, nil
+		}
+		if strings.HasPrefix(n, name) {
+			found = append(found, n)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", pgbErrf("no builtin script found for name \"%s\"", name)
+	case 1:
+		return found[0], nil
+	}
+	return "", pgbErrf("ambiguous builtin name: %d builtin scripts found for prefix \"%s\"", len(found), name)
+}
+
+// listBuiltins prints pgbench's list of builtin scripts (-b list).
+func listBuiltins(out io.Writer) {
+	width := 0
+	for _, n := range pgbench.BuiltinNames() {
+		width = max(width, len(n))
+	}
+	fmt.Fprintln(out, "Available builtin scripts:")
+	for _, n := range pgbench.BuiltinNames() {
+		fmt.Fprintf(out, "%*s: %s\n", width+2, n, pgbench.BuiltinDescription(n))
+	}
+	fmt.Fprintln(out)
+}
+
+// printPgbenchRun prints pgbench 15's report, line for line where sledge
+// measures the figure, then sledge's additions after "--- sledge ---".
+func printPgbenchRun(out io.Writer, s *runSummary, p *pgbReport, jobID int64) {
+	fmt.Fprintf(out, "pgbench (sledge %s, server %s)\n", Version(), s.DBVersion)
+	if s.MeasuredS == 0 {
+		fmt.Fprintln(out, "nothing was measured: the run stopped before the measured interval began")
+		return
+	}
+	fmt.Fprintf(out, "transaction type: %s\n", s.Script)
+	if s.ScaleN != nil {
+		fmt.Fprintf(out, "scaling factor: %d\n", *s.ScaleN)
+	}
+	fmt.Fprintf(out, "query mode: %s\n", s.Protocol)
+	fmt.Fprintf(out, "number of clients: %d\n", s.VUs)
+	fmt.Fprintf(out, "number of threads: %d\n", p.threads)
+	if p.maxTries > 0 {
+		fmt.Fprintf(out, "maximum number of tries: %d\n", p.maxTries)
+	}
+	if s.Iterations > 0 {
+		fmt.Fprintf(out, "number of transactions per client: %d\n", s.Iterations)
+		fmt.Fprintf(out, "number of transactions actually processed: %d/%d\n", s.Processed, s.Iterations*s.VUs)
+	} else {
+		fmt.Fprintf(out, "duration: %d s\n", p.duration)
+		fmt.Fprintf(out, "number of transactions actually processed: %d\n", s.Processed)
+	}
+	den := float64(s.Processed + s.Skipped + s.Failed)
+	pct := func(n int64) string {
+		if den == 0 {
+			return "0.000%"
+		}
+		return fmt.Sprintf("%.3f%%", 100*float64(n)/den)
+	}
+	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
+	if p.maxTries != 1 {
+		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
+		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
+	}
+	printSkippedLate(out, s)
+	fmt.Fprintf(out, "latency average = %.3f ms\n", s.LatencyAvgMs)
+	if p.stddev {
+		fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
+	}
+	if s.LagAvgMs != nil {
+		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
+	}
+	fmt.Fprintf(out, "tps = %f (without initial connection time)\n", s.TPS)
+	printPgbenchScripts(out, s, p)
+
+	fmt.Fprintln(out)
+	fmt.Fprintln(out, "--- sledge ---")
+	if jobID > 0 {
+		fmt.Fprintf(out, "job %d\n", jobID)
+	}
+	if !printHead(out, s) {
+		return
+	}
+	if !p.stddev {
+		fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
+	}
+	fmt.Fprintf(out, "latency percentiles: p50 = %.3f ms, p90 = %.3f ms, p99 = %.3f ms, max = %.3f ms\n",
+		s.P50Ms, s.P90Ms, s.P99Ms, s.MaxMs)
+	fmt.Fprintln(out, "tps counted by sledge over the measured interval; the latency average is the mean of measured latencies; no initial connection time is measured")
+	printBody(out, s)
+	printTail(out, s)
+}
+
+// printPgbenchScripts prints pgbench's per-script report (more than one
+// script) and its statement latencies (-r), as pgbench 15 does.
+func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
+	// pgbench adds a column of retries when --max-tries is not 1; sledge
+	// counts no retries per command, so its header stays the one without.
+	header := "statement latencies in milliseconds and failures:"
+	stmts := func(script, indent string) {
+		for _, st := range s.Statements {
+			if st.Script != script {
+				continue
+			}
+			fmt.Fprintf(out, "%s   %11.3f  %10d  %s\n", indent, st.AvgMs, st.Failures, st.Name)
+		}
+	}
+	if len(s.Types) <= 1 {
+		if len(s.Statements) > 0 {
+			fmt.Fprintln(out, header)
+			stmts(s.Statements[0].Script, "")
+		}
+		return
+	}
+	weights := pgbWeights(p.scripts)
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	for i, t := range s.Types {
+		fmt.Fprintf(out, "SQL script %d: %s\n", i+1, t.Name)
+		if i < len(weights) && total > 0 {
+			fmt.Fprintf(out, " - weight: %d (targets %.1f%% of total)\n", weights[i], 100*float64(weights[i])/float64(total))
+		}
+		share := 0.0
+		if s.Processed > 0 {
+			share = 100 * float64(t.Count) / float64(s.Processed)
+		}
+		tps := 0.0
+		if s.MeasuredS > 0 {
+			tps = float64(t.Count) / s.MeasuredS
+		}
+		fmt.Fprintf(out, " - %d transactions (%.1f%% of total, tps = %f)\n", t.Count, share, tps)
+		den := float64(t.Count + t.Errors)
+		pct := func(n int64) float64 {
+			if den == 0 {
+				return 0
+			}
+			return 100 * float64(n) / den
+		}
+		fmt.Fprintf(out, " - number of failed transactions: %d (%.3f%%)\n", t.Errors, pct(t.Errors))
+		if p.maxTries != 1 {
+			fmt.Fprintf(out, " - number of transactions retried: %d (%.3f%%)\n", t.Retried, pct(t.Retried))
+			fmt.Fprintf(out, " - total number of retries: %d\n", t.Retries)
+		}
+		if t.Count > 0 { // pgbench prints no latency for a script that never ran
+			fmt.Fprintf(out, " - latency average = %.3f ms\n", t.MeanMs)
+			fmt.Fprintf(out, " - latency stddev = %.3f ms\n", t.StddevMs)
+		}
+		if len(s.Statements) > 0 {
+			fmt.Fprintln(out, " - "+header)
+			stmts(t.Name, "")
+		}
+	}
+}
+
+// pgbHelp is `sledge pgbench --help`: pgbench 15's options, each with
+// what sledge does with it.
+const pgbHelp = `sledge pgbench runs pgbench's command line (PostgreSQL 15) with sledge.
+
+Usage:
+  sledge pgbench [OPTION]... [DBNAME]
+
+Initialization options (-i runs "sledge build tpcb", after "sledge drop tpcb"
+when the build does not take pgbench's init steps itself):
+  -i, --initialize         invokes initialization mode
+  -I, --init-steps=[dtgGvpf]+  passed to sledge build when it has the option, else refused
+  -F, --fillfactor=NUM     passed to sledge build when it has the option, else refused
+  -n, --no-vacuum          accepted; sledge never vacuums
+  -q, --quiet              passed to sledge build when it has the option, else refused
+  -s, --scale=NUM          scaling factor
+  --foreign-keys           passed to sledge build when it has the option, else refused
+  --index-tablespace=TABLESPACE  passed to sledge build when it has the option, else refused
+  --partition-method=(range|hash)  passed to sledge build when it has the option, else refused
+  --partitions=NUM         passed to sledge build when it has the option, else refused
+  --tablespace=TABLESPACE  passed to sledge build when it has the option, else refused
+  --unlogged-tables        passed to sledge build when it has the option, else refused
+
+Options to select what to run:
+  -b, --builtin=NAME[@W]   add builtin script NAME weighted at W (default: 1)
+                           (use "-b list" to list available scripts)
+  -f, --file=FILENAME[@W]  add script FILENAME weighted at W (default: 1)
+  -N, --skip-some-updates  same as "-b simple-update"
+  -S, --select-only        same as "-b select-only"
+
+Benchmarking options:
+  -c, --client=NUM         number of concurrent database clients (default: 1)
+  -C, --connect            not supported yet
+  -D, --define=VARNAME=VALUE
+                           define variable for use by custom script
+  -j, --jobs=NUM           accepted and reported; clients are goroutines
+  -l, --log                not supported yet
+  -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
+  -M, --protocol=simple|extended|prepared
+                           protocol for submitting queries (default: simple)
+  -n, --no-vacuum          accepted; sledge never vacuums
+  -P, --progress=NUM       show progress report every NUM seconds
+  -r, --report-per-command report latencies and failures per command
+  -R, --rate=NUM           target rate in transactions per second
+  -s, --scale=NUM          report this scale factor in output
+  -t, --transactions=NUM   number of transactions each client runs (default: 10)
+  -T, --time=NUM           duration of benchmark test in seconds
+  -v, --vacuum-all         accepted; sledge never vacuums
+  --aggregate-interval=NUM not supported yet
+  --failures-detailed      not supported yet
+  --log-prefix=PREFIX      not supported yet
+  --max-tries=NUM          max number of tries to run transaction (default: 1)
+  --progress-timestamp     not supported yet
+  --random-seed=SEED       set random seed ("time", "rand", integer)
+  --sampling-rate=NUM      not supported yet
+  --show-script=NAME       show builtin script code, then exit
+  --verbose-errors         not supported yet
+
+Common options:
+  -d, --debug              accepted; prints nothing more
+  -h, --host=HOSTNAME      database server host or socket directory
+  -p, --port=PORT          database server port number
+  -U, --username=USERNAME  connect as specified database user
+  -V, --version            output version information, then exit
+  -?, --help               show this help, then exit
+
+sledge's own:
+  --db URL                 run on this sledge database (postgres://, mysql://, sqlite://)
+                           instead of the PostgreSQL the options above name
+  --no-job                 do not record the run in sledge's job store
+
+pgbench's report comes first on stdout; sledge's additions follow after a
+line "--- sledge ---" (docs/pgbench.md).
+` + pgbExitHelp
+
+// pgbExitHelp ends `sledge pgbench --help`: pgbench's exit statuses, not
+// the other commands' table.
+const pgbExitHelp = `
+Exit status (pgbench's):
+  0    done
+  1    bad options, an option not supported yet, or a failed first connection
+  2    transactions failed during the run (the report is printed all the same)
+  70   internal error in sledge (please report it)
+  130  interrupted (Ctrl-C, SIGTERM): what was measured until then is printed
+`
+
+// pgbFilesFirst orders the scripts as sledge's script workload runs
+// them: the files in their order, then the builtins in theirs.
+func pgbFilesFirst(in []pgbScript) []pgbScript {
+	var files, builtins []pgbScript
+	for _, s := range in {
+		if s.builtin {
+			builtins = append(builtins, s)
+		} else {
+			files = append(files, s)
+		}
+	}
+	return append(files, builtins...)
+}
+
+// pgbWeights are the scripts' weights, NAME@W (default 1).
+func pgbWeights(scripts []pgbScript) []int {
+	ws := make([]int, len(scripts))
+	for i, s := range scripts {
+		ws[i] = 1
+		if k := strings.LastIndexByte(s.spec, '@'); k >= 0 {
+			if n, err := strconv.Atoi(s.spec[k+1:]); err == nil {
+				ws[i] = n
+			}
+		}
+	}
+	return ws
+}
