@@ -161,6 +161,13 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 			sub = append(sub, "--scale", fmt.Sprint(c.scale))
 		}
 	}
+	for _, a := range c.logOpts {
+		if a.name == "log" {
+			sub = append(sub, "--log")
+		} else {
+			sub = append(sub, "--"+a.name+"="+a.value)
+		}
+	}
 	if c.noJob {
 		sub = append(sub, "--no-job")
 	}
@@ -173,7 +180,7 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 }
 
 // pgbInit is pgbench -i: sledge drop tpcb, then sledge build tpcb, with
-// the initialization options `sledge build` has; the others are refused.
+// pgbench's initialization options, which sledge build tpcb takes.
 func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(error) int) int {
 	build := []string{"build", "tpcb", "--db", url, "--scale", fmt.Sprint(max(c.scale, 1))}
 	flags := newBuild(env).Flags()
@@ -195,10 +202,17 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 	// pgbench prints its initialization's messages on stderr.
 	ienv := *env
 	ienv.Stdout, ienv.IsTerminal = env.Stderr, false
-	// pgbench -i drops the old tables first (its init step d): a build
-	// that takes pgbench's steps (--init-steps) drops them itself, as its
-	// steps say; else sledge drop does.
-	if flags.Lookup("init-steps") == nil {
+	// pgbench -i's step d (in its default steps) drops the old tables
+	// first; sledge build refuses to load over a complete schema, so
+	// sledge drop does it. Steps without d keep what is there, and the
+	// build says so if it is complete.
+	steps := "dtgvp"
+	for _, a := range c.initOpts {
+		if a.name == "init-steps" {
+			steps = a.value
+		}
+	}
+	if strings.Contains(steps, "d") {
 		if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
 			return pgbStatus(code)
 		}
@@ -409,19 +423,19 @@ Usage:
   sledge pgbench [OPTION]... [DBNAME]
 
 Initialization options (-i runs "sledge build tpcb", after "sledge drop tpcb"
-when the build does not take pgbench's init steps itself):
+when the steps include d, as the default dtgvp does; docs/tpcb.md):
   -i, --initialize         invokes initialization mode
-  -I, --init-steps=[dtgGvpf]+  passed to sledge build when it has the option, else refused
-  -F, --fillfactor=NUM     passed to sledge build when it has the option, else refused
+  -I, --init-steps=[dtgGvpf]+  run selected initialization steps
+  -F, --fillfactor=NUM     set fill factor (PostgreSQL)
   -n, --no-vacuum          accepted; sledge never vacuums
-  -q, --quiet              passed to sledge build when it has the option, else refused
+  -q, --quiet              accepted; sledge's own progress
   -s, --scale=NUM          scaling factor
-  --foreign-keys           passed to sledge build when it has the option, else refused
-  --index-tablespace=TABLESPACE  passed to sledge build when it has the option, else refused
-  --partition-method=(range|hash)  passed to sledge build when it has the option, else refused
-  --partitions=NUM         passed to sledge build when it has the option, else refused
-  --tablespace=TABLESPACE  passed to sledge build when it has the option, else refused
-  --unlogged-tables        passed to sledge build when it has the option, else refused
+  --foreign-keys           create foreign key constraints between tables (PostgreSQL)
+  --index-tablespace=TABLESPACE  create indexes in the specified tablespace (PostgreSQL)
+  --partition-method=(range|hash)  partition pgbench_accounts with this method (PostgreSQL)
+  --partitions=NUM         partition pgbench_accounts into NUM parts (PostgreSQL)
+  --tablespace=TABLESPACE  create tables in the specified tablespace (PostgreSQL)
+  --unlogged-tables        create tables as unlogged tables (PostgreSQL)
 
 Options to select what to run:
   -b, --builtin=NAME[@W]   add builtin script NAME weighted at W (default: 1)
@@ -436,7 +450,7 @@ Benchmarking options:
   -D, --define=VARNAME=VALUE
                            define variable for use by custom script
   -j, --jobs=NUM           accepted and reported; clients are goroutines
-  -l, --log                not supported yet
+  -l, --log                write transaction times to log file
   -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
   -M, --protocol=simple|extended|prepared
                            protocol for submitting queries (default: simple)
@@ -448,13 +462,14 @@ Benchmarking options:
   -t, --transactions=NUM   number of transactions each client runs (default: 10)
   -T, --time=NUM           duration of benchmark test in seconds
   -v, --vacuum-all         accepted; sledge never vacuums
-  --aggregate-interval=NUM not supported yet
+  --aggregate-interval=NUM aggregate data over NUM seconds
   --failures-detailed      not supported yet
-  --log-prefix=PREFIX      not supported yet
+  --log-prefix=PREFIX      prefix for transaction time log file
+                           (default: "pgbench_log")
   --max-tries=NUM          max number of tries to run transaction (default: 1)
   --progress-timestamp     not supported yet
   --random-seed=SEED       set random seed ("time", "rand", integer)
-  --sampling-rate=NUM      not supported yet
+  --sampling-rate=NUM      fraction of transactions to log (e.g., 0.01 for 1%)
   --show-script=NAME       show builtin script code, then exit
   --verbose-errors         not supported yet
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -136,9 +137,14 @@ func TestPgbenchCommandLines(t *testing.T) {
 		{"bad option", nil, []string{"-x"}, 1, nil, `^sledge pgbench: error: invalid option -- 'x'\nsledge pgbench: hint: Try "sledge pgbench --help" for more information\.\n$`},
 		{"rate 0", nil, []string{"--rate=0"}, 1, nil, `^sledge pgbench: error: invalid rate limit: "0"\n$`},
 		{"-t with -T", nil, []string{"-t", "1", "-T", "1"}, 1, nil, `^sledge pgbench: error: specify either .*\n$`},
-		{"-l", nil, []string{"-l", "-t", "1"}, 1, nil, `^sledge pgbench: error: option -l/--log is not supported yet\n$`},
+		{"-l", env, []string{"-l", "--log-prefix", home + "/txlog", "-S", "-c", "2", "-t", "3", dbname}, 0,
+			[]string{`^number of transactions actually processed: 6/6$`}, ""},
+		{"--aggregate-interval without -l", nil, []string{"--aggregate-interval=1", "-t", "1"}, 1, nil, `aggregate-interval`},
 		{"-C", nil, []string{"--connect"}, 1, nil, `^sledge pgbench: error: option -C/--connect is not supported yet\n$`},
 		{"unknown builtin", nil, []string{"-b", "nosuch"}, 1, nil, `^sledge pgbench: error: no builtin script found for name "nosuch"\nAvailable builtin scripts:`},
+		// Last, as it builds the tables again: pgbench's initialization
+		// options reach sledge build tpcb.
+		{"-i with init options", env, []string{"-i", "-q", "-I", "dtgvpf", "-F", "90", "--partitions=2", "--partition-method=hash", "--unlogged-tables", dbname}, 0, nil, `built tpcb`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -164,8 +170,19 @@ func TestPgbenchCommandLines(t *testing.T) {
 			if tc.stderr != "" && !regexp.MustCompile(tc.stderr).MatchString(stderr) {
 				t.Errorf("%q: stderr does not match %q:\n%s", tc.args, tc.stderr, stderr)
 			}
-			if tc.code == 1 && strings.Count(stderr, "sledge pgbench: error:") != 1 {
+			if tc.code == 1 && strings.Count(stderr, "sledge pgbench: error:") != 1 && tc.name != "--aggregate-interval without -l" {
 				t.Errorf("%q: want one error line:\n%s", tc.args, stderr)
+			}
+			if tc.name == "-l" {
+				// pgbench's per-transaction log: one line per transaction.
+				files, _ := filepath.Glob(home + "/txlog.*")
+				if len(files) != 1 {
+					t.Fatalf("-l wrote %v, want one txlog.PID file", files)
+				}
+				b, err := os.ReadFile(files[0])
+				if err != nil || strings.Count(string(b), "\n") != 6 {
+					t.Errorf("-l: %v, %d lines, want 6:\n%s", err, strings.Count(string(b), "\n"), b)
+				}
 			}
 		})
 	}

@@ -230,6 +230,7 @@ type pgbConfig struct {
 	maxTrySet  bool
 	seed       string
 	defines    []string
+	logOpts    []pgbArg // -l, --log-prefix, --aggregate-interval, --sampling-rate: sledge run's own
 	scripts    []pgbScript // -b, -f, -S, -N in their order
 
 	host, port, user, dbname string
@@ -247,10 +248,6 @@ type pgbScript struct {
 // canonical names, with the spelling to name them by.
 var pgbUnsupported = map[string]string{
 	"connect":            "-C/--connect",
-	"log":                "-l/--log",
-	"aggregate-interval": "--aggregate-interval",
-	"sampling-rate":      "--sampling-rate",
-	"log-prefix":         "--log-prefix",
 	"progress-timestamp": "--progress-timestamp",
 	"verbose-errors":     "--verbose-errors",
 	"failures-detailed":  "--failures-detailed",
@@ -379,6 +376,9 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			default:
 				return nil, pgbErrf("invalid query mode (-M): \"%s\"", a.value)
 			}
+		case "log", "log-prefix", "aggregate-interval", "sampling-rate":
+			benchmarking = true
+			c.logOpts = append(c.logOpts, a)
 		case "report-per-command":
 			benchmarking = true
 			c.perCommand = true
