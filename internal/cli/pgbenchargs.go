@@ -230,7 +230,7 @@ type pgbConfig struct {
 	maxTrySet  bool
 	seed       string
 	defines    []string
-	logOpts    []pgbArg // -l, --log-prefix, --aggregate-interval, --sampling-rate: sledge run's own
+	logOpts    []pgbArg    // -l, --log-prefix, --aggregate-interval, --sampling-rate: sledge run's own
 	scripts    []pgbScript // -b, -f, -S, -N in their order
 
 	host, port, user, dbname string
