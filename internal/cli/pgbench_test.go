@@ -244,6 +244,39 @@ func TestPgbenchSideBySide(t *testing.T) {
 	}
 	// pgbench builds, sledge pgbench runs on its tables too.
 	pg("-i", "-s", "1", "-q")
+	// The same --random-seed gives the same values, client for client:
+	// each run inserts every client's draws (random, its distributions,
+	// :default_seed) into a table of its own, and the tables are equal.
+	seeded := home + "/seeded.sql"
+	if err := os.WriteFile(seeded, []byte("\\set u random(1, 1000000000)\n\\set e random_exponential(1, 1000, 2.5)\n"+
+		"\\set g random_gaussian(1, 1000, 2.5)\n\\set z random_zipfian(1, 1000, 1.5)\n"+
+		"INSERT INTO :tbl VALUES (:client_id, :u, :e, :g, :z, :default_seed);\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, dbname))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	for _, tbl := range []string{"by_pgbench", "by_sledge"} {
+		if _, err := conn.Exec(ctx, "CREATE TABLE "+tbl+" (c int, u bigint, e bigint, g bigint, z bigint, ds bigint)"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seedArgs := []string{"-n", "-c", "3", "-t", "4", "--random-seed=4242", "-f", seeded}
+	pg(append(seedArgs, "-D", "tbl=by_pgbench")...)
+	if _, stderr, code := sledgePgbench(t, home, env, append(seedArgs, "-D", "tbl=by_sledge", dbname)...); code != 0 {
+		t.Fatalf("sledge pgbench %q: exit %d\n%s", seedArgs, code, stderr)
+	}
+	var diff, n int
+	if err := conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM by_pgbench),
+		(SELECT count(*) FROM ((TABLE by_pgbench EXCEPT ALL TABLE by_sledge) UNION ALL (TABLE by_sledge EXCEPT ALL TABLE by_pgbench)) d)`).Scan(&n, &diff); err != nil {
+		t.Fatal(err)
+	}
+	if n != 12 || diff != 0 {
+		t.Errorf("--random-seed=4242: %d rows from pgbench, %d differ from sledge pgbench's", n, diff)
+	}
 	file := home + "/mine.sql"
 	if err := os.WriteFile(file, []byte("\\set n random(1, 10)\nSELECT :n;\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -91,6 +91,10 @@ type Workload struct {
 	scale    int64    // :scale, known after Attach
 	attached bool
 	terms    []*terminal
+	// pgbench's base random sequence of the run's seed (baseDraw).
+	drawSeed uint64
+	base     *pgbench.Rand
+	draws    []uint64
 }
 
 // define is one -D name=value: its original text, kept to paste into SQL,

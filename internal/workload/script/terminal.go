@@ -114,7 +114,7 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 		w: w, p: p, gen: 1,
 		vars:   make([]slot, len(p.names)),
 		saved:  make([]uint32, len(p.names)),
-		rand:   pgbench.NewRand(mix(seed, uint64(vu)+1)),
+		rand:   pgbench.NewRand(w.baseDraw(seed, vu+1)),
 		choose: rand.New(rand.NewPCG(seed, mix(uint64(vu), 0x5c819f0a3b1d47e5))),
 		qs:     make([]workload.SQLQuery, p.ncmds),
 		cols:   make([][]colCache, p.ncmds),
@@ -123,7 +123,7 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 	t.vars[slotClientID] = intSlot(int64(vu))
 	t.vars[slotScale] = intSlot(scale)
 	t.vars[slotRandomSeed] = intSlot(int64(seed))
-	t.vars[slotDefaultSeed] = intSlot(defaultSeed(seed))
+	t.vars[slotDefaultSeed] = intSlot(int64(w.baseDraw(seed, vus+1)))
 	for _, d := range p.defines {
 		t.vars[d.slot] = d.v
 	}
@@ -155,10 +155,23 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 	return t
 }
 
-// defaultSeed is :default_seed, drawn from a generator seeded with the
-// run's seed as pgbench draws it from its base random sequence: the same
-// for every client.
-func defaultSeed(seed uint64) int64 { return int64(pgbench.NewRand(seed).Uint64()) }
+// baseDraw is the n-th value (from 1) of pgbench's base random sequence
+// for the run's seed, as pgbench 15 draws them at start-up: client c's
+// generator is seeded with draw c+1, then :default_seed is draw
+// nclients+1. So a script's random functions give pgbench's values client
+// for client with the same --random-seed (checked against pgbench 15.18
+// with --debug). The draws are made once per run and kept.
+func (w *Workload) baseDraw(seed uint64, n int) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.drawSeed != seed || w.draws == nil {
+		w.drawSeed, w.draws, w.base = seed, w.draws[:0], pgbench.NewRand(seed)
+	}
+	for len(w.draws) < n {
+		w.draws = append(w.draws, w.base.Uint64())
+	}
+	return w.draws[n-1]
+}
 
 // mix is splitmix64's finalizer over two words.
 func mix(a, b uint64) uint64 {
