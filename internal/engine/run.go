@@ -154,7 +154,11 @@ type ErrorCount struct {
 
 // Result is what a run measured.
 type Result struct {
-	Start        time.Time
+	Start time.Time
+	// Connected is when every session's connection was open: Connected -
+	// Start is the initial connection time (pgbench's), the sessions
+	// opened in parallel by a few connectors.
+	Connected    time.Time
 	MeasureStart time.Time
 	MeasureEnd   time.Time
 	End          time.Time
@@ -338,6 +342,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		}
 		return nil, fmt.Errorf("connect virtual user %d: %w", failed+1, err)
 	}
+	res.Connected = time.Now()
 	r := &runner{plan: p, live: live, sessions: sessions, thread: threadOK}
 	terms := make([]*terminal, p.VUs)
 	for i := range terms {

@@ -124,17 +124,20 @@ type RunSummary struct {
 	// second (commits and the workload's own rollbacks) over the measured
 	// interval, failed and retried transactions, latency of successful
 	// ones (from the schedule under --rate).
-	TPS             float64 `json:"tps"`
-	Processed       int64   `json:"-"` // "transactions" for tpcb and scripts
-	Failed          int64   `json:"failed"`
-	Retried         int64   `json:"retried"`
-	Retries         int64   `json:"retries"`
-	LatencyAvgMs    float64 `json:"latency_avg_ms"`
-	LatencyStddevMs float64 `json:"latency_stddev_ms"`
-	P50Ms           float64 `json:"p50_ms"`
-	P90Ms           float64 `json:"p90_ms"`
-	P99Ms           float64 `json:"p99_ms"`
-	MaxMs           float64 `json:"max_ms"`
+	TPS float64 `json:"tps"`
+	// InitialConnectionMs is the time from the start until every virtual
+	// user's connection was open (pgbench's "initial connection time").
+	InitialConnectionMs float64 `json:"initial_connection_ms"`
+	Processed           int64   `json:"-"` // "transactions" for tpcb and scripts
+	Failed              int64   `json:"failed"`
+	Retried             int64   `json:"retried"`
+	Retries             int64   `json:"retries"`
+	LatencyAvgMs        float64 `json:"latency_avg_ms"`
+	LatencyStddevMs     float64 `json:"latency_stddev_ms"`
+	P50Ms               float64 `json:"p50_ms"`
+	P90Ms               float64 `json:"p90_ms"`
+	P99Ms               float64 `json:"p99_ms"`
+	MaxMs               float64 `json:"max_ms"`
 	// Throttling (--rate) and the latency limit (--latency-limit).
 	RateTPS        float64  `json:"rate_tps,omitempty"`
 	LatencyLimitMs float64  `json:"latency_limit_ms,omitempty"`
@@ -298,6 +301,9 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 	total := res.Stats.Total()
 	sum.Total = toJSON(total.Summarize("total"))
 	sum.Processed, sum.Failed, sum.Retried, sum.Retries = total.Completed(), total.Errors, total.Retried, total.Retries
+	if !res.Connected.IsZero() {
+		sum.InitialConnectionMs = float64(res.Connected.Sub(res.Start).Microseconds()) / 1000
+	}
 	sum.TPS = 0
 	if measured > 0 {
 		sum.TPS = float64(total.Completed()) / measured.Seconds()
