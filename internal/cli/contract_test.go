@@ -392,7 +392,7 @@ func TestContractTPCBAndScripts(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := map[string]kind{
-		"workload": jString, "tps": jNumber, "transactions": jNumber, "failed": jNumber, "retried": jNumber,
+		"workload": jString, "tps": jNumber, "transactions": jNumber, "failed": jNumber, "retried": jNumber, "initial_connection_ms": jNumber,
 		"latency_avg_ms": jNumber, "latency_stddev_ms": jNumber, "p50_ms": jNumber, "p99_ms": jNumber,
 		"per_txn": jObject,
 	}
