@@ -86,6 +86,14 @@ func TestPgbenchCommandLines(t *testing.T) {
 	if err := os.WriteFile(script, []byte("SELECT 1/0;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	noCols := home + "/nocols.sql"
+	if err := os.WriteFile(noCols, []byte("SELECT \\gset\nSELECT 1 AS one \\gset\nSELECT :one;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	insertGset := home + "/insertgset.sql"
+	if err := os.WriteFile(insertGset, []byte("CREATE TEMP TABLE IF NOT EXISTS t (x int);\nINSERT INTO t VALUES (1) \\gset\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tcp := fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, dbname)
 	cases := []struct {
 		name   string
@@ -133,6 +141,12 @@ func TestPgbenchCommandLines(t *testing.T) {
 		{"errors during the run", env, []string{"-f", script, "-t", "2", dbname}, 2, []string{
 			`^transaction type: .*div\.sql$`, `^number of transactions actually processed: 0/2$`,
 			`^number of failed transactions: 2 \(100\.000%\)$`}, `transactions failed`},
+		// pgbench: a SELECT of no columns sets nothing and succeeds; \gset
+		// after a command that returns no rows is an error (exit 2).
+		{"SELECT \\gset with no columns", env, []string{"-f", noCols, "-t", "2", dbname}, 0,
+			[]string{`^number of transactions actually processed: 2/2$`}, ""},
+		{"INSERT \\gset", env, []string{"-f", insertGset, "-t", "1", dbname}, 2,
+			[]string{`^number of failed transactions: 1 \(100\.000%\)$`, `expected one row, got 0`}, `transactions failed`},
 		{"failed first connection", withDB(map[string]string{"PGPORT": "1"}), []string{"-t", "1", dbname}, 1, nil, `^sledge pgbench: error: connect to `},
 		{"no such database", env, []string{"-t", "1", "nosuchdb"}, 1, nil, `does not exist`},
 		{"bad option", nil, []string{"-x"}, 1, nil, `^sledge pgbench: error: invalid option -- 'x'\nsledge pgbench: hint: Try "sledge pgbench --help" for more information\.\n$`},

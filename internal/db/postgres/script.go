@@ -218,9 +218,26 @@ func (c *scriptConn) prepared(ctx context.Context, q *workload.SQLQuery) (*scrip
 // is copied, into buffers the session reuses.
 func (c *scriptConn) result(rr *pgconn.ResultReader, q *workload.SQLQuery, stmt int, keep workload.ResultFunc) error {
 	fields := rr.FieldDescriptions()
-	if keep == nil || len(fields) == 0 {
+	if keep == nil {
 		if _, err := rr.Close(); err != nil {
 			return c.fail(q.Text, err)
+		}
+		return nil
+	}
+	if len(fields) == 0 {
+		// A SELECT of no columns (`SELECT \gset`) has rows with nothing
+		// to store, as pgbench takes it; a command without rows (INSERT)
+		// gets no call, so \gset says it expected one row.
+		n := 0
+		for rr.NextRow() {
+			n++
+		}
+		tag, err := rr.Close()
+		if err != nil {
+			return c.fail(q.Text, err)
+		}
+		if tag.Select() {
+			keep(stmt, nil, nil, n)
 		}
 		return nil
 	}
