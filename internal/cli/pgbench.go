@@ -311,13 +311,7 @@ func printPgbenchRun(out io.Writer, s *runSummary, p *pgbReport, jobID int64) {
 		fmt.Fprintf(out, "duration: %d s\n", p.duration)
 		fmt.Fprintf(out, "number of transactions actually processed: %d\n", s.Processed)
 	}
-	den := float64(s.Processed + s.Skipped + s.Failed)
-	pct := func(n int64) string {
-		if den == 0 {
-			return "0.000%"
-		}
-		return fmt.Sprintf("%.3f%%", 100*float64(n)/den)
-	}
+	pct := func(n int64) string { return pgbPercent(n, s) }
 	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
 	if p.maxTries != 1 {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))

@@ -285,13 +285,7 @@ func printPgbench(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "duration: %.0f s\n", s.MeasuredS)
 		fmt.Fprintf(out, "number of transactions actually processed: %d\n", s.Processed)
 	}
-	den := float64(s.Processed + s.Skipped + s.Failed)
-	pct := func(n int64) string {
-		if den == 0 {
-			return "0.000%"
-		}
-		return fmt.Sprintf("%.3f%%", 100*float64(n)/den)
-	}
+	pct := func(n int64) string { return pgbPercent(n, s) }
 	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
 	if s.Retried > 0 || s.Retries > 0 {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
@@ -453,4 +447,14 @@ func rangesText(ns []int) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// pgbPercent is n as pgbench's share of the transactions that ended
+// (processed, skipped or failed): "1.234%".
+func pgbPercent(n int64, s *runner.RunSummary) string {
+	den := float64(s.Processed + s.Skipped + s.Failed)
+	if den == 0 {
+		return "0.000%"
+	}
+	return fmt.Sprintf("%.3f%%", 100*float64(n)/den)
 }

@@ -826,12 +826,18 @@ func writeReport(path string, c *CompareJSON, command string) error {
 		r.Pairs = append(r.Pairs, report.Pair{From: p.From, To: p.To, Transport: p.Transport, VUs: p.VUs, Ratio: p.Ratio,
 			RoundTripsDelta: p.RoundTripsDelta, ClientCPUUsDelta: p.ClientCPUUsDelta, ServerCPUUsDelta: p.ServerCPUUsDelta})
 	}
+	return writeReportFile(path, func(w io.Writer) error { return report.Write(w, r) })
+}
+
+// writeReportFile writes a report to path whole or not at all: into a
+// temporary file beside it, renamed over it once complete.
+func writeReportFile(path string, write func(io.Writer) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write report %s: %v", path, UnwrapPath(err))
 	}
 	defer os.Remove(tmp.Name())
-	if err := report.Write(tmp, r); err != nil {
+	if err := write(tmp); err != nil {
 		_ = tmp.Close()
 		return fmt.Errorf("write report %s: %w", path, err)
 	}

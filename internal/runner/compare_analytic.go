@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -389,23 +390,5 @@ func writeAnalyticReport(path string, c *AnalyticCompareJSON, command string) er
 		}
 		r.Queries = append(r.Queries, row)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write report %s: %v", path, UnwrapPath(err))
-	}
-	defer os.Remove(tmp.Name())
-	if err := report.WriteQueries(tmp, r); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write report %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write report %s: %v", path, UnwrapPath(err))
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("write report %s: %v", path, UnwrapPath(err))
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write report %s: %v", path, UnwrapPath(err))
-	}
-	return nil
+	return writeReportFile(path, func(w io.Writer) error { return report.WriteQueries(w, r) })
 }
