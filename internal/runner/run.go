@@ -176,10 +176,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if env.DryRun {
 		return nil
 	}
-	txl, err := openTxLog(o, plan)
-	if err != nil {
-		return err
-	}
+	var txl *txlog.Log // -l: opened once the database answers, as pgbench
 	// Closed when the run ends, however it ends (Ctrl-C included): the
 	// file is complete once run returns.
 	var logErr error
@@ -237,6 +234,9 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	info, err := s.DB.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)
+	}
+	if txl, err = openTxLog(o, plan); err != nil {
+		return err
 	}
 	env.Job.SetRun(info, mode, o.VUs, o.Seed, w.Mix())
 
