@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -102,6 +102,13 @@ bench-tpch: servers
 ## 15 minutes on 2 cores.
 bench-tpch-build: servers
 	$(GO) run ./internal/benchtool/tpch -peer -sf 1 -rounds 3
+
+## bench-scaleout: issue 17's goal on one private PostgreSQL: the same 8
+## VUs of TPC-C from 1, 2 and 4 local worker processes (--workers N), 3
+## rotating rounds; median NOPM against one worker's, and the coordinator's
+## own CPU per worker.
+bench-scaleout: servers
+	$(GO) run ./internal/benchtool/scaleout -workers 1,2,4 -vus 8 -warehouses 8 -rounds 3 -rampup 5s -duration 30s
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh
