@@ -79,7 +79,9 @@ from N worker pods (docs/scale-out.md):
                               from its index (JOB_COMPLETION_INDEX)
 
 The run options are sledge run's, checked as sledge run checks them (bad
-ones exit 2); the database URL goes to every pod as --db. The URL must
+ones exit 2), and go to every pod as written, --jobs-db and --no-job
+included; the database URL goes to every pod as --db. Every worker runs
+at least one virtual user: --workers is at most --vus. The URL must
 not hold a password: the pods read it from PGPASSWORD or MYSQL_PWD, which
 the manifest fills from the Secret --secret (key --secret-key); the
 password is never in the output. An embedded SQLite file cannot be shared
@@ -184,6 +186,13 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 	for _, g := range o.given {
 		if !kubeOwned[g.name] {
 			k.RunArgs = append(k.RunArgs, "--"+g.name+"="+g.value)
+		}
+	}
+	// The job store's flags are the root's, and the pods': this command
+	// records no job.
+	for _, name := range []string{"jobs-db", "no-job"} {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			k.RunArgs = append(k.RunArgs, "--"+name+"="+f.Value.String())
 		}
 	}
 	k.RunArgs = append(k.RunArgs, "--seed="+strconv.FormatUint(o.Seed, 10))

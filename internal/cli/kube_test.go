@@ -35,7 +35,11 @@ func runParsed(t *testing.T, args []string) map[string]string {
 	if len(args) < 2 || args[0] != "run" {
 		t.Fatalf("pod args %q: want run WORKLOAD …", args)
 	}
-	run := newRun(&Env{Getenv: func(string) string { return "" }})
+	root := newRoot(t.Context(), &Env{Getenv: func(string) string { return "" }})
+	run, _, err := root.Find([]string{"run"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var keep []string
 	for _, a := range args[2:] {
 		name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
@@ -66,24 +70,32 @@ func TestKubeManifest(t *testing.T) {
 		secret  string
 		key     string
 		run     map[string]string // run options every pod must read
+		note    string            // on stderr
 	}{
 		{"postgres, pgbench's short options", map[string]string{"PGPASSWORD": secret},
 			[]string{"--db", "postgres://bench@pg.example:5432/tpcc", "--workers", "2", "--image", "reg/sledge:1", "--secret", "pg", "-c", "4", "-T", "30", "--threshold", "nopm>=1", "--threshold", "p95(new_order)<50ms"},
 			2, "PGPASSWORD", "pg", "password",
-			map[string]string{"workload": "tpcc", "vus": "4", "duration": "30s", "threshold": "[nopm>=1,p95(new_order)<50ms]", "db": "postgres://bench@pg.example:5432/tpcc"}},
+			map[string]string{"workload": "tpcc", "vus": "4", "duration": "30s", "threshold": "[nopm>=1,p95(new_order)<50ms]", "db": "postgres://bench@pg.example:5432/tpcc"}, ""},
 		{"mysql positional URL, tpcb builtin, seed", map[string]string{"MYSQL_PWD": secret},
-			[]string{"tpcb", "mysql://root@maria.example/tpcb", "--workers=3", "--image=sledge", "--secret=maria", "--secret-key=root", "-b", "select-only", "--vus", "6", "--seed", "42", "--json", "--name", "tb"},
+			[]string{"tpcb", "mysql://root@maria.example/tpcb", "--workers=3", "--image=sledge", "--secret=maria", "--secret-key=root", "-b", "select-only", "--vus", "6", "--seed", "42", "--json", "--name", "tb", "--no-job"},
 			3, "MYSQL_PWD", "maria", "root",
-			map[string]string{"workload": "tpcb", "vus": "6", "builtin": "[select-only]", "seed": "42", "json": "true", "db": "mysql://root@maria.example/tpcb"}},
+			map[string]string{"workload": "tpcb", "vus": "6", "builtin": "[select-only]", "seed": "42", "json": "true", "no-job": "true", "db": "mysql://root@maria.example/tpcb"}, ""},
 		{"URL from SLEDGE_DB, no secret, random-seed as a number", map[string]string{"SLEDGE_DB": "postgres://trust@pg/tpcc", "PGPASSWORD": secret},
 			[]string{"--workers", "1", "--image", "sledge", "--random-seed", "9", "--mode", "prepared"},
 			1, "", "", "",
-			map[string]string{"workload": "tpcc", "seed": "9", "mode": "prepared", "db": "postgres://trust@pg/tpcc"}},
+			map[string]string{"workload": "tpcc", "seed": "9", "mode": "prepared", "db": "postgres://trust@pg/tpcc"}, ""},
+		{"loopback host, job store", nil,
+			[]string{"--db", "postgres://u@127.0.0.1/tpcc", "--workers", "1", "--image", "sledge", "--jobs-db", "j.db"},
+			1, "", "", "",
+			map[string]string{"workload": "tpcc", "jobs-db": "j.db"}, "127.0.0.1, in a pod, is the pod itself"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			stdout, stderr, code := runCLIEnv(t, t.Context(), t.TempDir(), c.vars, append([]string{"kube", "manifest"}, c.args...)...)
 			if code != ExitOK {
 				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			if c.note != "" && !strings.Contains(stderr, c.note) || c.note == "" && stderr != "" {
+				t.Errorf("stderr %q, want %q", stderr, c.note)
 			}
 			if strings.Contains(stdout+stderr, secret) {
 				t.Fatalf("the password from the environment is in the output:\n%s", stdout)
