@@ -1,0 +1,222 @@
+package cli
+
+import (
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/kube"
+	"github.com/sledge-bench/sledge/internal/runner"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+func newKube(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "kube",
+		Short: "Run one benchmark from many pods on Kubernetes",
+		Long: `Commands for running one benchmark from many worker pods on Kubernetes
+(docs/scale-out.md).`,
+		Args: cobra.NoArgs,
+	}
+	cmd.AddCommand(newKubeManifest(env))
+	return cmd
+}
+
+// kubeOpts are kube manifest's flags: run's (the pods' run options) and
+// the manifest's own.
+type kubeOpts struct {
+	runOpts
+	kube kube.Options
+	// given records run's options as the parser sets them, in order:
+	// the pods get them back as written.
+	given []givenFlag
+}
+
+type givenFlag struct{ name, value string }
+
+// recorder is a run flag's value that also records what it was set to.
+type recorder struct {
+	pflag.Value
+	name string
+	log  *[]givenFlag
+}
+
+func (r recorder) Set(s string) error {
+	if err := r.Value.Set(s); err != nil {
+		return err
+	}
+	*r.log = append(*r.log, givenFlag{r.name, s})
+	return nil
+}
+
+// kubeOwned are the run options the manifest writes itself: the database
+// (with no password), the seed every pod must share, and the scale-out
+// flags of the design (docs/scale-out.md).
+var kubeOwned = map[string]bool{"db": true, "seed": true, "random-seed": true, "workers": true}
+
+// kubeRefused are run options the manifest sets for each pod (they exist
+// in sledge run once its coordinator and workers do).
+var kubeRefused = []string{"listen", "coordinator", "worker-index"}
+
+func newKubeManifest(env *Env) *cobra.Command {
+	o := &kubeOpts{}
+	var workers int
+	cmd := &cobra.Command{
+		Use:   "manifest [workload] [URL] --workers N --image IMAGE [run options]",
+		Short: "Print the Kubernetes objects of a run from N worker pods, as YAML",
+		Long: `Print, as YAML for "kubectl apply -f -", the objects of one run driven
+from N worker pods (docs/scale-out.md):
+
+  Service <name>-coordinator  headless, port 7077: the coordinator's address
+  Job <name>-coordinator      one pod: sledge run [run options] --workers N --listen :7077
+  Job <name>-workers          Indexed, N pods at once: sledge run [run options] --workers N
+                              --coordinator <name>-coordinator:7077; each pod's share comes
+                              from its index (JOB_COMPLETION_INDEX)
+
+The run options are sledge run's, checked as sledge run checks them (bad
+ones exit 2), and go to every pod as written, --jobs-db and --no-job
+included; the database URL goes to every pod as --db. Every worker runs
+at least one virtual user: --workers is at most --vus. The URL must
+not hold a password: the pods read it from PGPASSWORD or MYSQL_PWD, which
+the manifest fills from the Secret --secret (key --secret-key); the
+password is never in the output. An embedded SQLite file cannot be shared
+by pods: the URL must name a server the pods reach. Script files (-f) are
+not in the image: use builtins (-b). tpch runs its own tests and is not
+split.
+
+Every pod uses the same seed: --seed N, else one drawn now and written
+into the manifest (applying the same manifest again repeats the run's
+inputs). Pods run as a non-root user on a read-only root file system,
+with an emptyDir at /data for the job store ($XDG_DATA_HOME) and as the
+working directory (-l logs). No pod is retried (backoffLimit 0): a
+restarted worker would measure another interval than the others.
+
+The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.kube.Workers = workers
+			if f := cmd.Flags().Lookup("workers"); f != nil {
+				// sledge run's own --workers, once it has one, is this flag.
+				n, err := strconv.Atoi(f.Value.String())
+				if err != nil {
+					return usageErr("--workers %q: want a whole number", f.Value.String())
+				}
+				o.kube.Workers = n
+			}
+			return runKubeManifest(cmd, env, o, args)
+		},
+	}
+	addCommon(cmd, &o.common, "run", 0)
+	runner.RunFlags(cmd.Flags(), &o.RunOptions)
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		f.Value = recorder{f.Value, f.Name, &o.given}
+		// --help leaves out a zero default by the value's type, which the
+		// wrapper hides: give it as the zero pflag knows without the type.
+		if f.DefValue == "[]" || f.DefValue == "0s" {
+			f.DefValue = ""
+		}
+	})
+	fs := cmd.Flags()
+	if fs.Lookup("workers") == nil {
+		fs.IntVar(&workers, "workers", 0, "worker pods, each running its share of the virtual users (required)")
+	}
+	fs.StringVar(&o.kube.Image, "image", "", "image whose entrypoint is sledge, such as the repository's Dockerfile builds (required)")
+	fs.StringVar(&o.kube.Name, "name", kube.DefaultName, "the objects' names: <name>-coordinator (Service and Job), <name>-workers (Job)")
+	fs.StringVar(&o.kube.Namespace, "namespace", "", "namespace of the objects (default: kubectl's current one)")
+	fs.StringVar(&o.kube.Secret, "secret", "", "Secret holding the database password, given to every pod as PGPASSWORD or MYSQL_PWD (by the URL's scheme)")
+	fs.StringVar(&o.kube.SecretKey, "secret-key", kube.DefaultSecretKey, "the password's key in the Secret")
+	fs.StringVar(&o.kube.CPU, "cpu", "", "CPU of each pod, requested and limit alike, such as 2 or 500m (default: none set)")
+	fs.StringVar(&o.kube.Memory, "memory", "", "memory of each pod, requested and limit alike, such as 1Gi (default: none set)")
+	return cmd
+}
+
+func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) error {
+	fs := cmd.Flags()
+	for _, name := range kubeRefused {
+		if fs.Changed(name) {
+			return usageErr("--%s: the manifest sets it for each pod", name)
+		}
+	}
+	if fs.Lookup("workers").Value.String() == "0" && !fs.Changed("workers") {
+		return usageErr("--workers N is required: how many worker pods")
+	}
+	if fs.Changed("file") {
+		return usageErr("-f/--file: the pods cannot read this machine's files; run builtins (-b) or build an image that holds the scripts")
+	}
+	w, rawURL, err := o.resolve(cmd, args, env)
+	if err != nil {
+		return err
+	}
+	if _, ok := w.(workload.Analytic); ok {
+		return usageErr("%s runs its own tests and is not split across workers: run it from one sledge", w.Name())
+	}
+	u, err := db.ParseURL(rawURL)
+	if err != nil {
+		return err
+	}
+	if u.Scheme == "sqlite" || u.Scheme == "file" {
+		how := "give --db with the URL of a PostgreSQL or MySQL server the pods reach"
+		if !o.common.Explicit {
+			return usageErr("no database: the embedded SQLite default cannot be shared by pods; %s", how)
+		}
+		return usageErr("%s is an embedded SQLite file, which pods cannot share; %s", db.Redact(rawURL), how)
+	}
+	if _, env := db.Pasteable(rawURL); env != "" {
+		return usageErr("the database URL has a password, which the manifest would show: put the password in a Secret: --secret NAME (docs/scale-out.md)")
+	}
+	o.Seed, o.SeedSet, o.Explicit, o.JSON = o.common.Seed, o.common.SeedSet, o.common.Explicit, o.common.JSON
+	if err := o.FlagsSet(fs, w); err != nil {
+		return err
+	}
+	// Everything sledge run checks before it opens the database; it also
+	// draws the seed when none was given.
+	if _, err := runner.Run(cmd.Context(), runner.RunEnv{Stderr: io.Discard, Getenv: env.Getenv, DryRun: true}, &o.RunOptions, w, rawURL); err != nil {
+		return err
+	}
+	k := o.kube
+	k.Workload, k.DB, k.PasswordEnv = w.Name(), rawURL, passwordEnv(u.Scheme)
+	if k.Secret == "" && fs.Changed("secret-key") {
+		return usageErr("--secret-key names a key in --secret: give --secret NAME")
+	}
+	for _, g := range o.given {
+		if !kubeOwned[g.name] {
+			k.RunArgs = append(k.RunArgs, "--"+g.name+"="+g.value)
+		}
+	}
+	// The job store's flags are the root's, and the pods': this command
+	// records no job.
+	for _, name := range []string{"jobs-db", "no-job"} {
+		if f := fs.Lookup(name); f != nil && f.Changed {
+			k.RunArgs = append(k.RunArgs, "--"+name+"="+f.Value.String())
+		}
+	}
+	k.RunArgs = append(k.RunArgs, "--seed="+strconv.FormatUint(o.Seed, 10))
+	objs, err := kube.Manifest(k)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if k.Workers > o.VUs {
+		return usageErr("--workers %d is more than --vus %d: every worker runs at least one virtual user", k.Workers, o.VUs)
+	}
+	if h := u.Hostname(); h == "" || h == "localhost" || net.ParseIP(h).IsLoopback() {
+		what := h
+		if what == "" {
+			what = "a URL without a host (a local socket)"
+		}
+		cmd.PrintErrf("note: %s, in a pod, is the pod itself: give the database's address as the pods reach it\n", what)
+	}
+	return kube.Render(env.Stdout, objs)
+}
+
+// passwordEnv is the variable the driver of scheme reads a URL's missing
+// password from (db.PasswordEnver), or "": db.Pasteable names it for a
+// URL that had one.
+func passwordEnv(scheme string) string {
+	_, env := db.Pasteable((&url.URL{Scheme: scheme, User: url.UserPassword("u", "p"), Host: "h"}).String())
+	return env
+}
