@@ -155,7 +155,12 @@ func TestPgbenchCommandLines(t *testing.T) {
 		{"-l", env, []string{"-l", "--log-prefix", home + "/txlog", "-S", "-c", "2", "-t", "3", dbname}, 0,
 			[]string{`^number of transactions actually processed: 6/6$`}, ""},
 		{"--aggregate-interval without -l", nil, []string{"--aggregate-interval=1", "-t", "1"}, 1, nil, `aggregate-interval`},
-		{"-C", nil, []string{"--connect"}, 1, nil, `^sledge pgbench: error: option -C/--connect is not supported yet\n$`},
+		{"-C", env, []string{"-C", "-c", "2", "-t", "3", "-S", dbname}, 0, []string{
+			`^number of transactions actually processed: 6/6$`, `^latency average = `,
+			`^average connection time = [0-9]+\.[0-9]{3} ms$`, `^tps = [0-9]+\.[0-9]{6} \(including reconnection times\)$`}, ""},
+		{"--progress-timestamp", env, []string{"-P", "1", "--progress-timestamp", "-T", "2", "-S", dbname}, 0, []string{`^duration: 2 s$`},
+			`(?m)^progress: 1[0-9]{9}\.[0-9]{3} s, [0-9.]+ tps, lat `},
+		{"-I in another order", env, []string{"-i", "-I", "dtpgv", dbname}, 0, nil, `built tpcb`},
 		{"unknown builtin", nil, []string{"-b", "nosuch"}, 1, nil, `^sledge pgbench: error: no builtin script found for name "nosuch"\nAvailable builtin scripts:`},
 		// Last, as it builds the tables again: pgbench's initialization
 		// options reach sledge build tpcb.
@@ -293,8 +298,20 @@ func TestPgbenchSideBySide(t *testing.T) {
 	if err := os.WriteFile(file, []byte("\\set n random(1, 10)\nSELECT :n;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Failures of pgbench's two classes, every time: serialization
+	// failures and deadlocks (SQLSTATE 40001, 40P01), retried once.
+	ser, dead := home+"/ser.sql", home+"/dead.sql"
+	for f, code := range map[string]string{ser: "serialization_failure", dead: "deadlock_detected"} {
+		if err := os.WriteFile(f, []byte("DO $$BEGIN RAISE EXCEPTION 'sledge test' USING ERRCODE = '"+code+"'; END$$;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, args := range [][]string{
 		{"-c", "2", "-t", "20"},
+		{"-C", "-c", "2", "-t", "5", "-S"},
+		// pgbench ends with 0 when the failures are all of its classes.
+		{"-c", "2", "-t", "20", "-f", ser, "-f", dead, "-S", "--failures-detailed", "--max-tries=2", "--verbose-errors"},
+		{"-t", "3", "-f", ser, "--failures-detailed"},
 		{"-S", "-T", "1", "-P", "1", "-M", "prepared"},
 		{"-t", "10", "-r", "-R", "500", "-L", "100", "-N"},
 		{"-S", "-N", "-c", "2", "-t", "20", "--max-tries=2"}, // each script runs (all but surely)
