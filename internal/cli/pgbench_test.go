@@ -329,3 +329,48 @@ func TestPgbenchSideBySide(t *testing.T) {
 		}
 	}
 }
+
+// --failures-detailed on MariaDB through --db: its deadlock (1213, whose
+// SQLSTATE is 40001) is a deadlock, not a serialization failure; the
+// transactions that failed with it end the run with 0, as pgbench ends
+// with serialization failures and deadlocks; -l writes the class, and
+// --verbose-errors each try.
+func TestPgbenchFailuresDetailedMariaDB(t *testing.T) {
+	srv, err := testdb.StartMariaDB(context.Background())
+	srv = testdb.Need(t, srv, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	url := fmt.Sprintf("mysql://%s:%s@%s:%d/pgbfail", srv.User, srv.Password, srv.Host, srv.Port)
+	home := t.TempDir()
+	script := filepath.Join(home, "deadlock.sql")
+	if err := os.WriteFile(script, []byte("SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'sledge test deadlock';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The database, created by a build of the empty tables.
+	if stdout, stderr, code := sledgePgbench(t, home, nil, "--db", url, "-i", "-I", "t"); code != 0 {
+		t.Fatalf("-i -I t: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	prefix := filepath.Join(home, "faillog")
+	stdout, stderr, code := sledgePgbench(t, home, nil, "--db", url, "-s", "1", "-f", script, "-t", "3", "--max-tries=2",
+		"--failures-detailed", "--verbose-errors", "-l", "--log-prefix", prefix)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (deadlocks only)\n%s\n%s", code, stdout, stderr)
+	}
+	for _, p := range []string{"\nnumber of failed transactions: 3 (100.000%)\n", "\nnumber of serialization failures: 0 (0.000%)\n",
+		"\nnumber of deadlock failures: 3 (100.000%)\n", "\nnumber of transactions retried: 3 (100.000%)\n"} {
+		if !strings.Contains(pgbenchPart(stdout), p) {
+			t.Errorf("no %q in the report:\n%s", p, stdout)
+		}
+	}
+	if n, m := strings.Count(stderr, "client 0 repeats the transaction after the error (try 1/2)"),
+		strings.Count(stderr, "client 0 ends the failed transaction (try 2/2)"); n != 3 || m != 3 || !strings.Contains(stderr, "sledge test deadlock") {
+		t.Errorf("--verbose-errors: %d retries and %d ends, want 3 each, with the error:\n%s", n, m, stderr)
+	}
+	files, _ := filepath.Glob(prefix + ".*")
+	if len(files) != 1 {
+		t.Fatalf("-l wrote %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 3 || strings.Fields(lines[0])[2] != "deadlock" {
+		t.Errorf("-l --failures-detailed:\n%s", b)
+	}
+}
