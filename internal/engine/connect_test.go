@@ -173,3 +173,33 @@ func TestFailureClasses(t *testing.T) {
 		t.Errorf("logged classes %v", classes)
 	}
 }
+
+// A timed run under ConnectPerTx ends as any other: the connection being
+// opened when it ends is no failed transaction and stops no VU.
+func TestConnectPerTxTimed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := plan(3, 7*time.Millisecond, nil)
+		p.Duration = 2 * time.Second
+		p.ConnectPerTx = true
+		p.Connect = func(ctx context.Context, _ int) (workload.Conn, error) {
+			select { // a connection that takes 13ms, or the run's end
+			case <-time.After(13 * time.Millisecond):
+				return fakeConn{}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		res, err := Run(t.Context(), p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total := res.Stats.Total()
+		if total.Errors != 0 || len(res.Errors) != 0 || len(res.Stopped) != 0 || res.Reconnects != 0 {
+			t.Errorf("errors %d %v, stopped %v, reconnects %d: want none", total.Errors, res.Errors, res.Stopped, res.Reconnects)
+		}
+		// 20ms a transaction, connection included: 100 per VU in 2 s.
+		if total.Commits < 290 || total.Commits > 303 || res.Connects.Count < total.Commits {
+			t.Errorf("commits %d, connects %d: want about 300, each with its connection", total.Commits, res.Connects.Count)
+		}
+	})
+}

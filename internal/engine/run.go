@@ -996,6 +996,10 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			}
 			if err := s.renew(ctx, t.id, kind); err != nil {
 				<-s.gate
+				if ctx.Err() != nil { // the run ended while connecting
+					r.release(s)
+					return
+				}
 				if p.Reconnect.Off || !s.reconnect(ctx) {
 					t.stopped = true
 					r.retire()
@@ -1101,8 +1105,8 @@ func (s *session) renew(ctx context.Context, vu, kind int) error {
 	took := time.Since(start)
 	s.statsMu.Lock()
 	defer s.statsMu.Unlock()
-	if s.abandoned {
-		return err
+	if s.abandoned || (err != nil && ctx.Err() != nil) {
+		return err // the run ended: no transaction failed
 	}
 	counted := s.live.phaseIs(PhaseMeasure)
 	if counted {
