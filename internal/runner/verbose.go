@@ -26,9 +26,13 @@ func verboseErrors(w io.Writer, mix []workload.TxType, maxRetries int) func(vu, 
 			what = "repeats the transaction after the error"
 		}
 		msg := strings.ReplaceAll(err.Error(), "\n", " ")
+		where := fmt.Sprintf("script %d", kind)
+		if name := mix[kind].Name; !strings.Contains(msg, name) { // scripts' errors name their file
+			where += " (" + name + ")"
+		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "sledge: client %d got an error in script %d (%s): %s\n", vu, kind, mix[kind].Name, msg)
+		fmt.Fprintf(w, "sledge: client %d got an error in %s; %s\n", vu, where, msg)
 		fmt.Fprintf(w, "sledge: client %d %s (try %d%s)\n", vu, what, try, tries)
 	}
 }
