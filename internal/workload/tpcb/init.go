@@ -216,8 +216,8 @@ func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 // orderedPlan runs PostgreSQL's steps in the order given, repeats
 // included, as pgbench does: the steps before the data's load run in the
 // build's first phase (where the drop goes), the load (g or G, once) in
-// its place, the steps after it before the marker table is loaded,
-// except f, which references it and runs once it is.
+// its place, the steps after it before the marker table is loaded, from
+// the first f on (its keys reference the marker's table) once it is.
 func (w *Workload) orderedPlan(steps string) (workload.BuildPlan, error) {
 	var p workload.BuildPlan
 	load := strings.IndexAny(steps, "gG")
@@ -234,10 +234,12 @@ func (w *Workload) orderedPlan(steps string) (workload.BuildPlan, error) {
 			p.ServerLoad, p.ServerMark = w.serverLoad()
 		}
 	}
-	p.Scripts = map[string][]string{"drop": w.stepSQL(pre), "tables": nil, "indexes": w.stepSQL(strings.ReplaceAll(post, "f", ""))}
-	if strings.Contains(post, "f") {
-		p.After = foreignKeys
+	after := ""
+	if k := strings.IndexByte(post, 'f'); k >= 0 {
+		post, after = post[:k], post[k:]
 	}
+	p.Scripts = map[string][]string{"drop": w.stepSQL(pre), "tables": nil, "indexes": w.stepSQL(post)}
+	p.After = w.stepSQL(after)
 	return p, nil
 }
 

@@ -81,6 +81,12 @@ func TestBuildPlan(t *testing.T) {
 		if _, ok := p.Scripts["tables"]; !ok || p.Scripts["tables"] != nil || len(p.After) != 5 {
 			t.Errorf("%+v", p)
 		}
+		// pgbench fails f before p; so does the build (p after f runs
+		// after it, once the marker is loaded).
+		p = plan(t, 1, tpcb.InitOptions{Steps: "dtgfp"}, "postgres")
+		if len(p.Scripts["indexes"]) != 0 || len(p.After) != 9 || !strings.Contains(p.After[1], "FOREIGN KEY") || !strings.Contains(p.After[8], "PRIMARY KEY (aid)") {
+			t.Errorf("dtgfp: %q", p.After)
+		}
 		p = plan(t, 2, tpcb.InitOptions{Steps: "ddtGp"}, "postgres")
 		if p.Load != workload.LoadServer || len(p.Scripts["drop"]) != 6 || len(p.Scripts["indexes"]) != 4 || len(p.ServerMark) != 1 {
 			t.Errorf("ddtGp: %+v", p)
