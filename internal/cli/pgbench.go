@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -210,9 +211,30 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 // pgbInit is pgbench -i: sledge drop tpcb, then sledge build tpcb, with
 // pgbench's initialization options, which sledge build tpcb takes.
 func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(error) int) int {
+	steps, given, foreign := "dtgvp", false, false
+	for _, a := range c.initOpts {
+		switch a.name {
+		case "init-steps":
+			steps, given = a.value, true
+		case "foreign-keys":
+			foreign = true
+		}
+	}
+	// A build loads the data once: -I with more loads (pgbench runs
+	// -I dtgvpdtgvp) is one build for each, in order.
+	segs := []string{steps}
+	if given {
+		if foreign && !strings.Contains(steps, "f") {
+			steps += "f" // pgbench adds f at the end
+		}
+		segs = pgbLoadSegments(strings.ReplaceAll(steps, " ", ""))
+	}
 	build := []string{"build", "tpcb", "--db", url, "--scale", fmt.Sprint(max(c.scale, 1))}
 	flags := newBuild(env).Flags()
 	for _, a := range c.initOpts {
+		if given && (a.name == "init-steps" || a.name == "foreign-keys") {
+			continue // per build, below
+		}
 		name := pgbInitOnly[a.name]
 		f := flags.Lookup(name)
 		if f == nil {
@@ -234,18 +256,45 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 	// first; sledge build refuses to load over a complete schema, so
 	// sledge drop does it. Steps without d keep what is there, and the
 	// build says so if it is complete.
-	steps := "dtgvp"
-	for _, a := range c.initOpts {
-		if a.name == "init-steps" {
-			steps = a.value
+	for _, seg := range segs {
+		if strings.Contains(seg, "d") {
+			if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
+				return pgbStatus(code)
+			}
 		}
-	}
-	if strings.Contains(steps, "d") {
-		if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
+		args := build
+		if given {
+			args = append(slices.Clip(build), "--init-steps", seg)
+		}
+		if code := sledgeSub(cmd, &ienv, args, bad); code != 0 {
 			return pgbStatus(code)
 		}
 	}
-	return pgbStatus(sledgeSub(cmd, &ienv, build, bad))
+	return pgbExitOK
+}
+
+// pgbLoadSegments cuts -I's steps into runs with one load (g or G) each,
+// one build each: a later load's run starts at the last d before it (its
+// tables dropped and made again), else at the load itself.
+func pgbLoadSegments(steps string) []string {
+	var segs []string
+	start, loaded := 0, -1 // loaded: where the current run's load is
+	for i := 0; i < len(steps); i++ {
+		if steps[i] != 'g' && steps[i] != 'G' {
+			continue
+		}
+		if loaded < 0 {
+			loaded = i
+			continue
+		}
+		cut := i
+		if k := strings.LastIndexByte(steps[loaded+1:i], 'd'); k >= 0 {
+			cut = loaded + 1 + k
+		}
+		segs = append(segs, steps[start:cut])
+		start, loaded = cut, i
+	}
+	return append(segs, steps[start:])
 }
 
 // sledgeSub runs a sledge command line with env and returns sledge's

@@ -161,6 +161,8 @@ func TestPgbenchCommandLines(t *testing.T) {
 		{"--progress-timestamp", env, []string{"-P", "1", "--progress-timestamp", "-T", "2", "-S", dbname}, 0, []string{`^duration: 2 s$`},
 			`(?m)^progress: 1[0-9]{9}\.[0-9]{3} s, [0-9.]+ tps, lat `},
 		{"-I in another order", env, []string{"-i", "-I", "dtpgv", dbname}, 0, nil, `built tpcb`},
+		{"-I with two loads", env, []string{"-i", "-I", "dtgvp dtGvp", dbname}, 0, nil, `(?s)built tpcb.*dropped the tpcb schema.*built tpcb`},
+		{"-I failing as pgbench's", env, []string{"-i", "-I", "tgdvp", dbname}, 1, nil, `relation "pgbench_branches" does not exist`},
 		{"unknown builtin", nil, []string{"-b", "nosuch"}, 1, nil, `^sledge pgbench: error: no builtin script found for name "nosuch"\nAvailable builtin scripts:`},
 		// Last, as it builds the tables again: pgbench's initialization
 		// options reach sledge build tpcb.

@@ -131,6 +131,27 @@ func TestReadPgbench(t *testing.T) {
 	}
 }
 
+// -I with several loads: one build per load, cut at the last d before
+// each later load.
+func TestPgbLoadSegments(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"dtgvp", []string{"dtgvp"}},
+		{"tgdvpf", []string{"tgdvpf"}},
+		{"vp", []string{"vp"}},
+		{"dtgvpdtgvp", []string{"dtgvp", "dtgvp"}},
+		{"dtgvdpdtGp", []string{"dtgvdp", "dtGp"}},
+		{"dtgg", []string{"dtg", "g"}},
+		{"dtgdtgdtg", []string{"dtg", "dtg", "dtg"}},
+	} {
+		if got := pgbLoadSegments(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
 // Every long option of pgbench 15's --help is known, with its letter.
 func TestPgbenchKnowsEveryOption(t *testing.T) {
 	for _, o := range []string{"initialize", "init-steps", "fillfactor", "no-vacuum", "quiet", "scale", "foreign-keys",
