@@ -376,3 +376,27 @@ func TestPgbenchFailuresDetailedMariaDB(t *testing.T) {
 		t.Errorf("-l --failures-detailed:\n%s", b)
 	}
 }
+
+// sledge run's own report with pgbench's -C and --failures-detailed, on
+// SQLite: pgbench's lines for them among its others.
+func TestRunConnectPerTxReport(t *testing.T) {
+	home := t.TempDir()
+	url := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if _, stderr, code := runCLI(t, home, "build", "tpcb", "--db", url, "--scale", "1", "--no-job"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, home, "run", "tpcb", "--db", url, "-C", "--failures-detailed", "-c", "2", "-t", "5", "--no-job")
+	if code != 0 {
+		t.Fatalf("run -C: exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{`(?m)^number of serialization failures: 0 \(0\.000%\)$`, `(?m)^number of deadlock failures: 0 \(0\.000%\)$`,
+		`(?m)^average connection time = [0-9]+\.[0-9]{3} ms$`, `(?m)^tps = [0-9.]+ \(including reconnection times; `} {
+		if !regexp.MustCompile(p).MatchString(stdout) {
+			t.Errorf("no %q in:\n%s", p, stdout)
+		}
+	}
+	stdout, _, _ = runCLI(t, home, "run", "tpcb", "--db", url, "-c", "1", "-t", "2", "--no-job")
+	if strings.Contains(stdout, "serialization failures") || strings.Contains(stdout, "average connection time") {
+		t.Errorf("without -C and --failures-detailed, their lines:\n%s", stdout)
+	}
+}

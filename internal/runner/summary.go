@@ -151,6 +151,9 @@ type RunSummary struct {
 	// and open the connection before each transaction (pgbench's "average
 	// connection time").
 	ConnectionAvgMs *float64 `json:"connection_avg_ms,omitempty"`
+	// FailuresDetailed: --failures-detailed was given; the text report
+	// prints the classes' lines.
+	FailuresDetailed bool `json:"-"`
 	// Throttling (--rate) and the latency limit (--latency-limit).
 	RateTPS        float64  `json:"rate_tps,omitempty"`
 	LatencyLimitMs float64  `json:"latency_limit_ms,omitempty"`
@@ -322,6 +325,7 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 	if !res.Connected.IsZero() {
 		sum.InitialConnectionMs = float64(res.Connected.Sub(res.Start).Microseconds()) / 1000
 	}
+	sum.FailuresDetailed = o.FailuresDetailed
 	if o.ConnectPerTx && res.Connects.Count > 0 {
 		ms := float64(res.Connects.Mean().Microseconds()) / 1000
 		sum.ConnectionAvgMs = &ms
