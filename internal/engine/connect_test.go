@@ -78,10 +78,10 @@ func TestConnectPerTxFailure(t *testing.T) {
 		p.ConnectPerTx = true
 		var calls []string
 		var mu sync.Mutex
-		p.OnError = func(vu, kind, try int, retry bool, err error) {
+		p.OnError = func(e TryError) {
 			mu.Lock()
 			defer mu.Unlock()
-			calls = append(calls, fmt.Sprintf("%d %d %v %v", vu, try, retry, err))
+			calls = append(calls, fmt.Sprintf("%d %d %v %v", e.VU, e.Try, e.Retry, e.Err))
 		}
 		p.Connect = func(context.Context, int) (workload.Conn, error) {
 			if opened.Add(1) == 3 { // the second transaction's
@@ -138,8 +138,11 @@ func TestFailureClasses(t *testing.T) {
 		return FailOther
 	}
 	var calls []string
-	p.OnError = func(vu, kind, try int, retry bool, err error) {
-		calls = append(calls, fmt.Sprintf("kind %d try %d retry %v: %v", kind, try, retry, err))
+	p.OnError = func(e TryError) {
+		calls = append(calls, fmt.Sprintf("kind %d try %d retry %v: %v", e.Kind, e.Try, e.Retry, e.Err))
+		if want := time.Duration(e.Try) * time.Millisecond; e.Elapsed < want {
+			t.Errorf("try %d: elapsed %v, want at least %v (1ms a try)", e.Try, e.Elapsed, want)
+		}
 	}
 	log := &recLog{}
 	p.TxLog = log

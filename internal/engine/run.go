@@ -117,10 +117,9 @@ type Plan struct {
 	// and TxEnd.Class. It runs only on failures.
 	ClassifyFailure func(error) FailClass
 	// OnError, when set, is told of every error that ends a try of a
-	// transaction (pgbench --verbose-errors): retry says whether the
-	// transaction is tried again; try counts from 1. It runs on the VU's
+	// transaction (pgbench --verbose-errors). It runs on the VU's
 	// goroutine, only on errors, and must be safe for concurrent use.
-	OnError func(vu, kind, try int, retry bool, err error)
+	OnError func(TryError)
 
 	// Connect opens session i (0-based): VU i's own, or with Connections
 	// the i-th shared one. With Cost, ctx carries the session's wire
@@ -249,6 +248,17 @@ const (
 	FailSerialization                  // a serialization failure (SQLSTATE 40001)
 	FailDeadlock                       // a deadlock (SQLSTATE 40P01)
 )
+
+// TryError is an error that ended a try of a transaction (Plan.OnError).
+type TryError struct {
+	VU, Kind int
+	Try      int  // from 1
+	Retry    bool // the transaction is tried again
+	// Elapsed is the transaction's latency so far, from where its
+	// latency counts (its schedule under Rate).
+	Elapsed time.Duration
+	Err     error
+}
 
 // FailCounts are one mix type's failed transactions by class; the
 // others are the rest of its errors.
@@ -1123,7 +1133,7 @@ func (s *session) renew(ctx context.Context, vu, kind int) error {
 		s.noteError(err)
 	}
 	if s.plan.OnError != nil {
-		s.plan.OnError(vu, kind, 1, false, err)
+		s.plan.OnError(TryError{VU: vu, Kind: kind, Try: 1, Elapsed: took, Err: err})
 	}
 	return err
 }
@@ -1161,6 +1171,13 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	s.connMu.Unlock()
 	start := time.Now()
 	s.since.Store(start.UnixNano())
+	from := start
+	switch {
+	case !sched.IsZero():
+		from = sched
+	case !asked.IsZero():
+		from = asked
+	}
 	retries := int64(0)
 	var err error
 	for {
@@ -1169,7 +1186,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 			break
 		}
 		if s.plan.OnError != nil && ctx.Err() == nil {
-			s.plan.OnError(vu, kind, int(retries)+1, true, err)
+			s.plan.OnError(TryError{VU: vu, Kind: kind, Try: int(retries) + 1, Retry: true, Elapsed: time.Since(from), Err: err})
 		}
 		retries++
 	}
@@ -1187,13 +1204,6 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	defer s.statsMu.Unlock()
 	if s.abandoned {
 		return completed, false // the run has ended without this session
-	}
-	from := start
-	switch {
-	case !sched.IsZero():
-		from = sched
-	case !asked.IsZero():
-		from = asked
 	}
 	elapsed := now.Sub(from)
 	// Counted only when it finished inside the measured interval: ramp-up
@@ -1248,7 +1258,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 			}
 		}
 		if s.plan.OnError != nil && ctx.Err() == nil {
-			s.plan.OnError(vu, kind, int(retries)+1, false, err)
+			s.plan.OnError(TryError{VU: vu, Kind: kind, Try: int(retries) + 1, Elapsed: elapsed, Err: err})
 		}
 		if counted && !lost {
 			s.ansSec = markSecond(s.ansSec, s.live, now)

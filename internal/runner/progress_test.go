@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -30,16 +31,17 @@ func TestEpochLine(t *testing.T) {
 func TestVerboseErrors(t *testing.T) {
 	mix := []workload.TxType{{Name: "new_order"}, {Name: "/tmp/s.sql"}}
 	var b strings.Builder
-	f := verboseErrors(&b, mix, 1) // --max-tries 2
-	f(3, 0, 1, true, errors.New("deadlock detected"))
-	f(0, 1, 2, false, errors.New("script /tmp/s.sql command 1: could not serialize"))
-	verboseErrors(&b, mix, 1<<30)(1, 0, 7, true, errors.New("x\ny")) // --max-tries 0
+	f := verboseErrors(&b, mix, 1, 0) // --max-tries 2
+	f(engine.TryError{VU: 3, Kind: 0, Try: 1, Retry: true, Err: errors.New("deadlock detected")})
+	f(engine.TryError{VU: 0, Kind: 1, Try: 2, Err: errors.New("script /tmp/s.sql command 1: could not serialize")})
+	// --max-tries 0, -L 200
+	verboseErrors(&b, mix, 1<<30, 200*time.Millisecond)(engine.TryError{VU: 1, Kind: 0, Try: 7, Retry: true, Elapsed: 50 * time.Millisecond, Err: errors.New("x\ny")})
 	want := "sledge: client 3 got an error in script 0 (new_order); deadlock detected\n" +
 		"sledge: client 3 repeats the transaction after the error (try 1/2)\n" +
 		"sledge: client 0 got an error in script 1; script /tmp/s.sql command 1: could not serialize\n" +
 		"sledge: client 0 ends the failed transaction (try 2/2)\n" +
 		"sledge: client 1 got an error in script 0 (new_order); x y\n" +
-		"sledge: client 1 repeats the transaction after the error (try 7)\n"
+		"sledge: client 1 repeats the transaction after the error (try 7, 25.000% of the maximum time of tries was used)\n"
 	if b.String() != want {
 		t.Errorf("got\n%swant\n%s", b.String(), want)
 	}

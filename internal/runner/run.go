@@ -149,7 +149,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		TxTimeout: o.TxTimeout, ConnectPerTx: o.ConnectPerTx, ClassifyFailure: FailClass,
 	}
 	if o.VerboseErrors {
-		plan.OnError = verboseErrors(env.Stderr, plan.Mix, plan.MaxRetries)
+		plan.OnError = verboseErrors(env.Stderr, plan.Mix, plan.MaxRetries, plan.LatencyLimit)
 	}
 	if o.StopTimeout == 0 {
 		return Usagef("--stop-timeout must be positive: nothing in sledge waits forever")

@@ -5,7 +5,9 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -14,25 +16,31 @@ import (
 // numbers them), the script or transaction type and the error, then
 // whether the transaction is tried again or ends failed, with the try and
 // the tries allowed. Lines from concurrent virtual users do not mix.
-func verboseErrors(w io.Writer, mix []workload.TxType, maxRetries int) func(vu, kind, try int, retry bool, err error) {
+// With a latency limit, the try's line also says how much of it the
+// transaction has used, as pgbench's.
+func verboseErrors(w io.Writer, mix []workload.TxType, maxRetries int, limit time.Duration) func(engine.TryError) {
 	var mu sync.Mutex
 	tries := ""
 	if maxRetries < 1<<30 { // --max-tries 0: unlimited, no "/N" (pgbench)
 		tries = fmt.Sprintf("/%d", maxRetries+1)
 	}
-	return func(vu, kind, try int, retry bool, err error) {
+	return func(e engine.TryError) {
 		what := "ends the failed transaction"
-		if retry {
+		if e.Retry {
 			what = "repeats the transaction after the error"
 		}
-		msg := strings.ReplaceAll(err.Error(), "\n", " ")
-		where := fmt.Sprintf("script %d", kind)
-		if name := mix[kind].Name; !strings.Contains(msg, name) { // scripts' errors name their file
+		msg := strings.ReplaceAll(e.Err.Error(), "\n", " ")
+		where := fmt.Sprintf("script %d", e.Kind)
+		if name := mix[e.Kind].Name; !strings.Contains(msg, name) { // scripts' errors name their file
 			where += " (" + name + ")"
+		}
+		used := ""
+		if limit > 0 {
+			used = fmt.Sprintf(", %.3f%% of the maximum time of tries was used", 100*float64(e.Elapsed)/float64(limit))
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(w, "sledge: client %d got an error in %s; %s\n", vu, where, msg)
-		fmt.Fprintf(w, "sledge: client %d %s (try %d%s)\n", vu, what, try, tries)
+		fmt.Fprintf(w, "sledge: client %d got an error in %s; %s\n", e.VU, where, msg)
+		fmt.Fprintf(w, "sledge: client %d %s (try %d%s%s)\n", e.VU, what, e.Try, tries, used)
 	}
 }
