@@ -250,7 +250,9 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		} else {
 			c, err = s.DB.Connect(ctx, w.Name(), mode)
 		}
-		if err == nil && sc != nil {
+		// -C: a session lives one transaction; asking each new one for
+		// its server session would add a round trip to its connection.
+		if err == nil && sc != nil && !o.ConnectPerTx {
 			sc.Register(ctx, c)
 		}
 		return c, err
