@@ -547,7 +547,7 @@ Options to select what to run:
 
 Benchmarking options:
   -c, --client=NUM         number of concurrent database clients (default: 1)
-  -C, --connect            establish new connection for each transaction
+  -C, --connect            a new connection for every transaction
   -D, --define=VARNAME=VALUE
                            define variable for use by custom script
   -j, --jobs=NUM           accepted and reported; clients are goroutines
@@ -564,15 +564,15 @@ Benchmarking options:
   -T, --time=NUM           duration of benchmark test in seconds
   -v, --vacuum-all         accepted; sledge never vacuums
   --aggregate-interval=NUM aggregate data over NUM seconds
-  --failures-detailed      report the failures grouped by basic types
+  --failures-detailed      count failures by class: serialization, deadlock
   --log-prefix=PREFIX      prefix for transaction time log file
                            (default: "pgbench_log")
   --max-tries=NUM          max number of tries to run transaction (default: 1)
-  --progress-timestamp     use Unix epoch timestamps for progress
+  --progress-timestamp     progress lines start with the Unix time
   --random-seed=SEED       set random seed ("time", "rand", integer)
   --sampling-rate=NUM      fraction of transactions to log (e.g., 0.01 for 1%)
   --show-script=NAME       show builtin script code, then exit
-  --verbose-errors         print messages of all errors
+  --verbose-errors         print the error of every failed or retried try
 
 Common options:
   -d, --debug              accepted; prints nothing more
