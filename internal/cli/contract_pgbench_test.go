@@ -33,6 +33,18 @@ func TestContractPgbench(t *testing.T) {
 			t.Errorf("pgbench's part has no %q:\n%s", p, pg)
 		}
 	}
+	// -C on any database: pgbench's connection line and tps with it;
+	// --failures-detailed's lines.
+	stdout, stderr, code = runCLI(t, home, "pgbench", "--db", url, "-C", "-c", "2", "-t", "3", "--failures-detailed", "-P", "1", "--progress-timestamp")
+	if code != 0 {
+		t.Fatalf("pgbench -C: exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{`\nnumber of serialization failures: 0 \(0\.000%\)\n`, `\nnumber of deadlock failures: 0 \(0\.000%\)\n`,
+		`\naverage connection time = [0-9.]+ ms\n`, `\ntps = [0-9.]+ \(including reconnection times\)\n`} {
+		if !regexp.MustCompile(p).MatchString(stdout) {
+			t.Errorf("pgbench -C --failures-detailed: no %q:\n%s", p, stdout)
+		}
+	}
 	for _, args := range [][]string{{"-V"}, {"--help"}, {"-b", "list"}, {"--show-script", "tpcb-like"}} {
 		if _, stderr, code := runCLI(t, home, append([]string{"pgbench"}, args...)...); code != 0 {
 			t.Errorf("pgbench %q: exit %d, want 0: %s", args, code, stderr)

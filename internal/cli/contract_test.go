@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -393,6 +394,7 @@ func TestContractTPCBAndScripts(t *testing.T) {
 	}
 	keys := map[string]kind{
 		"workload": jString, "tps": jNumber, "transactions": jNumber, "failed": jNumber, "retried": jNumber, "initial_connection_ms": jNumber,
+		"serialization_failures": jNumber, "deadlock_failures": jNumber, // issue 16
 		"latency_avg_ms": jNumber, "latency_stddev_ms": jNumber, "p50_ms": jNumber, "p99_ms": jNumber,
 		"per_txn": jObject,
 	}
@@ -401,6 +403,7 @@ func TestContractTPCBAndScripts(t *testing.T) {
 		{"run", "tpcb", "--db", u, "--builtin", "tpcb-like", "--mode", "client", "-c", "2", "-T", "1s", "--json"},
 		{"run", "tpcb", "--db", u, "--builtin", "simple-update", "--mode", "prepared", "-c", "2", "-t", "10", "--json"},
 		{"run", "tpcb", "--db", u, "--builtin", "select-only", "-c", "1", "-t", "10", "--json"},
+		{"run", "tpcb", "--db", u, "-C", "-c", "2", "-t", "5", "--failures-detailed", "--verbose-errors", "--json"},
 	}
 	for _, p := range []string{"simple", "extended", "prepared"} {
 		runs = append(runs,
@@ -414,6 +417,9 @@ func TestContractTPCBAndScripts(t *testing.T) {
 			continue
 		}
 		pinKeys(t, strings.Join(args[1:], " "), stdout, keys)
+		if slices.Contains(args, "-C") {
+			pinKeys(t, strings.Join(args[1:], " "), stdout, map[string]kind{"connection_avg_ms": jNumber})
+		}
 		for _, f := range perTxnKeys {
 			pinKeys(t, strings.Join(args[1:], " "), stdout, map[string]kind{"per_txn." + f: jNumber})
 		}
@@ -565,6 +571,7 @@ func TestContractFlags(t *testing.T) {
 	long := map[string][]string{
 		"build": {"db", "json", "scale", "warehouses", "jobs-db", "no-job"},
 		"run": {"db", "json", "builtin", "mode", "vus", "connections", "duration", "iterations", "file", "protocol", "define", "stop-timeout", "rampup", "seed", "jobs-db", "threshold", "metrics", "metrics-linger", "log", "log-prefix", "aggregate-interval", "sampling-rate",
+			"connect", "failures-detailed", "verbose-errors", "progress-timestamp", // issue 16
 			"test", "streams", "params", "no-refresh", "queries", "explain"}, // the last six: tpch (issue 15)
 		"check": {"db", "json", "jobs-db"},
 		"drop":  {"db", "json"},
@@ -581,7 +588,7 @@ func TestContractFlags(t *testing.T) {
 	}
 	// pgbench's short options, as pgbench means them (issue 5).
 	short := map[string]string{"c": "vus", "T": "duration", "t": "iterations", "f": "file", "D": "define",
-		"M": "protocol", "P": "progress", "R": "rate", "L": "latency-limit", "r": "report-per-command"}
+		"M": "protocol", "P": "progress", "R": "rate", "L": "latency-limit", "r": "report-per-command", "C": "connect"}
 	run := find("run")
 	for s, name := range short {
 		f := run.Flags().ShorthandLookup(s)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,14 @@ type pgbReport struct {
 	maxTries int
 	duration int  // -T; 0 for -t
 	stddev   bool // pgbench prints the latency stddev with -P, -R or -L
-	scripts  []pgbScript
+	connect  bool // -C: the average connection time, tps including it
+	detailed bool // --failures-detailed
+	// classified is set by the report: transactions failed, every one a
+	// serialization failure or a deadlock, which pgbench 15 counts as
+	// failed and still ends with 0 (it ends with 2 when a client aborts
+	// on any other error).
+	classified bool
+	scripts    []pgbScript
 }
 
 func newPgbench(env *Env) *cobra.Command {
@@ -63,6 +71,9 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 		var ue *pgbUsageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\n", ue.msg)
+			if ue.detail != "" {
+				fmt.Fprintf(env.Stderr, "sledge pgbench: detail: %s\n", ue.detail)
+			}
 			if ue.hint {
 				fmt.Fprintln(env.Stderr, `sledge pgbench: hint: Try "sledge pgbench --help" for more information.`)
 			}
@@ -146,6 +157,14 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if c.perCommand {
 		sub = append(sub, "-r")
 	}
+	for _, f := range []struct {
+		on   bool
+		flag string
+	}{{c.connect, "--connect"}, {c.detailed, "--failures-detailed"}, {c.verbose, "--verbose-errors"}, {c.timestamp, "--progress-timestamp"}} {
+		if f.on {
+			sub = append(sub, f.flag)
+		}
+	}
 	if c.seed != "" {
 		sub = append(sub, "--random-seed", c.seed)
 	}
@@ -175,16 +194,47 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
 	renv.pgb = &pgbReport{threads: min(c.threads, c.clients), maxTries: c.maxTries, duration: c.duration,
-		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts}
-	return pgbStatus(sledgeSub(cmd, &renv, sub, bad))
+		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect, detailed: c.detailed}
+	code := sledgeSub(cmd, &renv, sub, func(err error) int {
+		var ee *runner.ExitError
+		if errors.As(err, &ee) && ee.Code == ExitFailedTx && renv.pgb.classified {
+			return pgbExitOK
+		}
+		return bad(err)
+	})
+	if code == ExitFailedTx && renv.pgb.classified {
+		return pgbExitOK
+	}
+	return pgbStatus(code)
 }
 
 // pgbInit is pgbench -i: sledge drop tpcb, then sledge build tpcb, with
 // pgbench's initialization options, which sledge build tpcb takes.
 func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(error) int) int {
+	steps, given, foreign := "dtgvp", false, false
+	for _, a := range c.initOpts {
+		switch a.name {
+		case "init-steps":
+			steps, given = a.value, true
+		case "foreign-keys":
+			foreign = true
+		}
+	}
+	// A build loads the data once: -I with more loads (pgbench runs
+	// -I dtgvpdtgvp) is one build for each, in order.
+	segs := []string{steps}
+	if given {
+		if foreign && !strings.Contains(steps, "f") {
+			steps += "f" // pgbench adds f at the end
+		}
+		segs = pgbLoadSegments(strings.ReplaceAll(steps, " ", ""))
+	}
 	build := []string{"build", "tpcb", "--db", url, "--scale", fmt.Sprint(max(c.scale, 1))}
 	flags := newBuild(env).Flags()
 	for _, a := range c.initOpts {
+		if given && (a.name == "init-steps" || a.name == "foreign-keys") {
+			continue // per build, below
+		}
 		name := pgbInitOnly[a.name]
 		f := flags.Lookup(name)
 		if f == nil {
@@ -206,18 +256,45 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 	// first; sledge build refuses to load over a complete schema, so
 	// sledge drop does it. Steps without d keep what is there, and the
 	// build says so if it is complete.
-	steps := "dtgvp"
-	for _, a := range c.initOpts {
-		if a.name == "init-steps" {
-			steps = a.value
+	for _, seg := range segs {
+		if strings.Contains(seg, "d") {
+			if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
+				return pgbStatus(code)
+			}
 		}
-	}
-	if strings.Contains(steps, "d") {
-		if code := sledgeSub(cmd, &ienv, []string{"drop", "tpcb", "--db", url}, bad); code != 0 {
+		args := build
+		if given {
+			args = append(slices.Clip(build), "--init-steps", seg)
+		}
+		if code := sledgeSub(cmd, &ienv, args, bad); code != 0 {
 			return pgbStatus(code)
 		}
 	}
-	return pgbStatus(sledgeSub(cmd, &ienv, build, bad))
+	return pgbExitOK
+}
+
+// pgbLoadSegments cuts -I's steps into runs with one load (g or G) each,
+// one build each: a later load's run starts at the last d before it (its
+// tables dropped and made again), else at the load itself.
+func pgbLoadSegments(steps string) []string {
+	var segs []string
+	start, loaded := 0, -1 // loaded: where the current run's load is
+	for i := 0; i < len(steps); i++ {
+		if steps[i] != 'g' && steps[i] != 'G' {
+			continue
+		}
+		if loaded < 0 {
+			loaded = i
+			continue
+		}
+		cut := i
+		if k := strings.LastIndexByte(steps[loaded+1:i], 'd'); k >= 0 {
+			cut = loaded + 1 + k
+		}
+		segs = append(segs, steps[start:cut])
+		start, loaded = cut, i
+	}
+	return append(segs, steps[start:])
 }
 
 // sledgeSub runs a sledge command line with env and returns sledge's
@@ -312,22 +389,21 @@ func printPgbenchRun(out io.Writer, s *runSummary, p *pgbReport, jobID int64) {
 		fmt.Fprintf(out, "number of transactions actually processed: %d\n", s.Processed)
 	}
 	pct := func(n int64) string { return pgbPercent(n, s) }
+	p.classified = s.Failed > 0 && s.Failed == s.SerializationFailures+s.DeadlockFailures
 	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
+	if p.detailed {
+		fmt.Fprintf(out, "number of serialization failures: %d (%s)\n", s.SerializationFailures, pct(s.SerializationFailures))
+		fmt.Fprintf(out, "number of deadlock failures: %d (%s)\n", s.DeadlockFailures, pct(s.DeadlockFailures))
+	}
 	if p.maxTries != 1 {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
 		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
 	}
-	printSkippedLate(out, s)
-	fmt.Fprintf(out, "latency average = %.3f ms\n", s.LatencyAvgMs)
-	if p.stddev {
-		fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
+	// pgbench stops here when no transaction succeeded or was skipped:
+	// the rest would be meaningless.
+	if s.Processed+s.Skipped > 0 {
+		printPgbenchLatency(out, s, p)
 	}
-	if s.LagAvgMs != nil {
-		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
-	}
-	fmt.Fprintf(out, "initial connection time = %.3f ms\n", s.InitialConnectionMs)
-	fmt.Fprintf(out, "tps = %f (without initial connection time)\n", s.TPS)
-	printPgbenchScripts(out, s, p)
 
 	fmt.Fprintln(out)
 	fmt.Fprintln(out, "--- sledge ---")
@@ -345,6 +421,31 @@ func printPgbenchRun(out io.Writer, s *runSummary, p *pgbReport, jobID int64) {
 	fmt.Fprintln(out, "tps counted by sledge over the measured interval; the latency average is the mean of measured latencies; the initial connection time is the wall time until every client's connection was open (opened in parallel)")
 	printBody(out, s)
 	printTail(out, s)
+}
+
+// printPgbenchLatency prints the rest of pgbench's report: skipped and
+// late transactions, latency, lag, connection time, tps and the scripts.
+func printPgbenchLatency(out io.Writer, s *runSummary, p *pgbReport) {
+	printSkippedLate(out, s)
+	fmt.Fprintf(out, "latency average = %.3f ms\n", s.LatencyAvgMs)
+	if p.stddev {
+		fmt.Fprintf(out, "latency stddev = %.3f ms\n", s.LatencyStddevMs)
+	}
+	if s.LagAvgMs != nil {
+		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
+	}
+	if p.connect {
+		avg := 0.0
+		if s.ConnectionAvgMs != nil {
+			avg = *s.ConnectionAvgMs
+		}
+		fmt.Fprintf(out, "average connection time = %.3f ms\n", avg)
+		fmt.Fprintf(out, "tps = %f (including reconnection times)\n", s.TPS)
+	} else {
+		fmt.Fprintf(out, "initial connection time = %.3f ms\n", s.InitialConnectionMs)
+		fmt.Fprintf(out, "tps = %f (without initial connection time)\n", s.TPS)
+	}
+	printPgbenchScripts(out, s, p)
 }
 
 // printPgbenchScripts prints pgbench's per-script report (more than one
@@ -395,6 +496,10 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 			return 100 * float64(n) / den
 		}
 		fmt.Fprintf(out, " - number of failed transactions: %d (%.3f%%)\n", t.Errors, pct(t.Errors))
+		if p.detailed {
+			fmt.Fprintf(out, " - number of serialization failures: %d (%.3f%%)\n", t.SerializationFailures, pct(t.SerializationFailures))
+			fmt.Fprintf(out, " - number of deadlock failures: %d (%.3f%%)\n", t.DeadlockFailures, pct(t.DeadlockFailures))
+		}
 		if p.maxTries != 1 {
 			fmt.Fprintf(out, " - number of transactions retried: %d (%.3f%%)\n", t.Retried, pct(t.Retried))
 			fmt.Fprintf(out, " - total number of retries: %d\n", t.Retries)
@@ -417,10 +522,11 @@ const pgbHelp = `sledge pgbench runs pgbench's command line (PostgreSQL 15) with
 Usage:
   sledge pgbench [OPTION]... [DBNAME]
 
-Initialization options (-i runs "sledge build tpcb", after "sledge drop tpcb"
-when the steps include d, as the default dtgvp does; docs/tpcb.md):
+Initialization options:
+  (-i runs "sledge build tpcb", after "sledge drop tpcb" when the steps
+  include d, as the default dtgvp does; docs/tpcb.md)
   -i, --initialize         invokes initialization mode
-  -I, --init-steps=[dtgGvpf]+  run selected initialization steps
+  -I, --init-steps=[dtgGvpf]+  run selected initialization steps, in the order given
   -F, --fillfactor=NUM     set fill factor (PostgreSQL)
   -n, --no-vacuum          accepted; sledge never vacuums
   -q, --quiet              accepted; sledge's own progress
@@ -441,7 +547,7 @@ Options to select what to run:
 
 Benchmarking options:
   -c, --client=NUM         number of concurrent database clients (default: 1)
-  -C, --connect            not supported yet
+  -C, --connect            a new connection for every transaction
   -D, --define=VARNAME=VALUE
                            define variable for use by custom script
   -j, --jobs=NUM           accepted and reported; clients are goroutines
@@ -458,15 +564,15 @@ Benchmarking options:
   -T, --time=NUM           duration of benchmark test in seconds
   -v, --vacuum-all         accepted; sledge never vacuums
   --aggregate-interval=NUM aggregate data over NUM seconds
-  --failures-detailed      not supported yet
+  --failures-detailed      count failures by class: serialization, deadlock
   --log-prefix=PREFIX      prefix for transaction time log file
                            (default: "pgbench_log")
   --max-tries=NUM          max number of tries to run transaction (default: 1)
-  --progress-timestamp     not supported yet
+  --progress-timestamp     progress lines start with the Unix time
   --random-seed=SEED       set random seed ("time", "rand", integer)
   --sampling-rate=NUM      fraction of transactions to log (e.g., 0.01 for 1%)
   --show-script=NAME       show builtin script code, then exit
-  --verbose-errors         not supported yet
+  --verbose-errors         print the error of every failed or retried try
 
 Common options:
   -d, --debug              accepted; prints nothing more
@@ -490,7 +596,7 @@ line "--- sledge ---" (docs/pgbench.md).
 const pgbExitHelp = `
 Exit status (pgbench's):
   0    done
-  1    bad options, an option not supported yet, or a failed first connection
+  1    bad options or a failed first connection
   2    transactions failed during the run (the report is printed all the same)
   70   internal error in sledge (please report it)
   130  interrupted (Ctrl-C, SIGTERM): what was measured until then is printed

@@ -155,7 +155,14 @@ func TestPgbenchCommandLines(t *testing.T) {
 		{"-l", env, []string{"-l", "--log-prefix", home + "/txlog", "-S", "-c", "2", "-t", "3", dbname}, 0,
 			[]string{`^number of transactions actually processed: 6/6$`}, ""},
 		{"--aggregate-interval without -l", nil, []string{"--aggregate-interval=1", "-t", "1"}, 1, nil, `aggregate-interval`},
-		{"-C", nil, []string{"--connect"}, 1, nil, `^sledge pgbench: error: option -C/--connect is not supported yet\n$`},
+		{"-C", env, []string{"-C", "-c", "2", "-t", "3", "-S", dbname}, 0, []string{
+			`^number of transactions actually processed: 6/6$`, `^latency average = `,
+			`^average connection time = [0-9]+\.[0-9]{3} ms$`, `^tps = [0-9]+\.[0-9]{6} \(including reconnection times\)$`}, ""},
+		{"--progress-timestamp", env, []string{"-P", "1", "--progress-timestamp", "-T", "2", "-S", dbname}, 0, []string{`^duration: 2 s$`},
+			`(?m)^progress: 1[0-9]{9}\.[0-9]{3} s, [0-9.]+ tps, lat `},
+		{"-I in another order", env, []string{"-i", "-I", "dtpgv", dbname}, 0, nil, `built tpcb`},
+		{"-I with two loads", env, []string{"-i", "-I", "dtgvp dtGvp", dbname}, 0, nil, `(?s)built tpcb.*dropped the tpcb schema.*built tpcb`},
+		{"-I failing as pgbench's", env, []string{"-i", "-I", "tgdvp", dbname}, 1, nil, `relation "pgbench_branches" does not exist`},
 		{"unknown builtin", nil, []string{"-b", "nosuch"}, 1, nil, `^sledge pgbench: error: no builtin script found for name "nosuch"\nAvailable builtin scripts:`},
 		// Last, as it builds the tables again: pgbench's initialization
 		// options reach sledge build tpcb.
@@ -293,8 +300,20 @@ func TestPgbenchSideBySide(t *testing.T) {
 	if err := os.WriteFile(file, []byte("\\set n random(1, 10)\nSELECT :n;\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// Failures of pgbench's two classes, every time: serialization
+	// failures and deadlocks (SQLSTATE 40001, 40P01), retried once.
+	ser, dead := home+"/ser.sql", home+"/dead.sql"
+	for f, code := range map[string]string{ser: "serialization_failure", dead: "deadlock_detected"} {
+		if err := os.WriteFile(f, []byte("DO $$BEGIN RAISE EXCEPTION 'sledge test' USING ERRCODE = '"+code+"'; END$$;\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, args := range [][]string{
 		{"-c", "2", "-t", "20"},
+		{"-C", "-c", "2", "-t", "5", "-S"},
+		// pgbench ends with 0 when the failures are all of its classes.
+		{"-c", "2", "-t", "20", "-f", ser, "-f", dead, "-S", "--failures-detailed", "--max-tries=2", "--verbose-errors"},
+		{"-t", "3", "-f", ser, "--failures-detailed"},
 		{"-S", "-T", "1", "-P", "1", "-M", "prepared"},
 		{"-t", "10", "-r", "-R", "500", "-L", "100", "-N"},
 		{"-S", "-N", "-c", "2", "-t", "20", "--max-tries=2"}, // each script runs (all but surely)
@@ -310,5 +329,74 @@ func TestPgbenchSideBySide(t *testing.T) {
 			t.Errorf("%q: the reports differ\npgbench:\n  %s\nsledge pgbench:\n  %s", args,
 				strings.Join(want, "\n  "), strings.Join(got, "\n  "))
 		}
+	}
+}
+
+// --failures-detailed on MariaDB through --db: its deadlock (1213, whose
+// SQLSTATE is 40001) is a deadlock, not a serialization failure; the
+// transactions that failed with it end the run with 0, as pgbench ends
+// with serialization failures and deadlocks; -l writes the class, and
+// --verbose-errors each try.
+func TestPgbenchFailuresDetailedMariaDB(t *testing.T) {
+	srv, err := testdb.StartMariaDB(context.Background())
+	srv = testdb.Need(t, srv, err)
+	t.Cleanup(func() { _ = srv.Stop() })
+	url := fmt.Sprintf("mysql://%s:%s@%s:%d/pgbfail", srv.User, srv.Password, srv.Host, srv.Port)
+	home := t.TempDir()
+	script := filepath.Join(home, "deadlock.sql")
+	if err := os.WriteFile(script, []byte("SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'sledge test deadlock';\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The database, created by a build of the empty tables.
+	if stdout, stderr, code := sledgePgbench(t, home, nil, "--db", url, "-i", "-I", "t"); code != 0 {
+		t.Fatalf("-i -I t: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	prefix := filepath.Join(home, "faillog")
+	stdout, stderr, code := sledgePgbench(t, home, nil, "--db", url, "-s", "1", "-f", script, "-t", "3", "--max-tries=2",
+		"--failures-detailed", "--verbose-errors", "-l", "--log-prefix", prefix)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0 (deadlocks only)\n%s\n%s", code, stdout, stderr)
+	}
+	for _, p := range []string{"\nnumber of failed transactions: 3 (100.000%)\n", "\nnumber of serialization failures: 0 (0.000%)\n",
+		"\nnumber of deadlock failures: 3 (100.000%)\n", "\nnumber of transactions retried: 3 (100.000%)\n"} {
+		if !strings.Contains(pgbenchPart(stdout), p) {
+			t.Errorf("no %q in the report:\n%s", p, stdout)
+		}
+	}
+	if n, m := strings.Count(stderr, "client 0 repeats the transaction after the error (try 1/2)"),
+		strings.Count(stderr, "client 0 ends the failed transaction (try 2/2)"); n != 3 || m != 3 || !strings.Contains(stderr, "sledge test deadlock") {
+		t.Errorf("--verbose-errors: %d retries and %d ends, want 3 each, with the error:\n%s", n, m, stderr)
+	}
+	files, _ := filepath.Glob(prefix + ".*")
+	if len(files) != 1 {
+		t.Fatalf("-l wrote %v", files)
+	}
+	b, _ := os.ReadFile(files[0])
+	if lines := strings.Split(strings.TrimSpace(string(b)), "\n"); len(lines) != 3 || strings.Fields(lines[0])[2] != "deadlock" {
+		t.Errorf("-l --failures-detailed:\n%s", b)
+	}
+}
+
+// sledge run's own report with pgbench's -C and --failures-detailed, on
+// SQLite: pgbench's lines for them among its others.
+func TestRunConnectPerTxReport(t *testing.T) {
+	home := t.TempDir()
+	url := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if _, stderr, code := runCLI(t, home, "build", "tpcb", "--db", url, "--scale", "1", "--no-job"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, home, "run", "tpcb", "--db", url, "-C", "--failures-detailed", "-c", "2", "-t", "5", "--no-job")
+	if code != 0 {
+		t.Fatalf("run -C: exit %d: %s", code, stderr)
+	}
+	for _, p := range []string{`(?m)^number of serialization failures: 0 \(0\.000%\)$`, `(?m)^number of deadlock failures: 0 \(0\.000%\)$`,
+		`(?m)^average connection time = [0-9]+\.[0-9]{3} ms$`, `(?m)^tps = [0-9.]+ \(including reconnection times; `} {
+		if !regexp.MustCompile(p).MatchString(stdout) {
+			t.Errorf("no %q in:\n%s", p, stdout)
+		}
+	}
+	stdout, _, _ = runCLI(t, home, "run", "tpcb", "--db", url, "-c", "1", "-t", "2", "--no-job")
+	if strings.Contains(stdout, "serialization failures") || strings.Contains(stdout, "average connection time") {
+		t.Errorf("without -C and --failures-detailed, their lines:\n%s", stdout)
 	}
 }

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/sledge-bench/sledge/internal/runner"
 )
 
 // pgbench's command line (PostgreSQL 15), read with getopt_long's rules:
@@ -90,8 +93,9 @@ type pgbArg struct {
 // pgbUsageError is an error on pgbench's command line: exit 1, with
 // pgbench's hint to try --help when hint is set.
 type pgbUsageError struct {
-	msg  string
-	hint bool
+	msg    string
+	detail string // pgbench's "detail:" line, when it gives one
+	hint   bool
 }
 
 func (e *pgbUsageError) Error() string { return e.msg }
@@ -226,6 +230,10 @@ type pgbConfig struct {
 	rate       float64
 	latency    float64
 	perCommand bool
+	connect    bool // -C: a new connection per transaction
+	detailed   bool // --failures-detailed
+	verbose    bool // --verbose-errors
+	timestamp  bool // --progress-timestamp
 	maxTries   int
 	maxTrySet  bool
 	seed       string
@@ -245,12 +253,50 @@ type pgbScript struct {
 }
 
 // pgbUnsupported are pgbench's options sledge pgbench refuses, by their
-// canonical names, with the spelling to name them by.
-var pgbUnsupported = map[string]string{
-	"connect":            "-C/--connect",
-	"progress-timestamp": "--progress-timestamp",
-	"verbose-errors":     "--verbose-errors",
-	"failures-detailed":  "--failures-detailed",
+// canonical names, with the spelling to name them by: none today.
+var pgbUnsupported = map[string]string{}
+
+// pgbMaxScripts is pgbench's MAX_SCRIPTS.
+const pgbMaxScripts = 128
+
+// pgbInitSteps are pgbench 15's initialization step letters.
+const pgbInitSteps = "dtgGvpf"
+
+// pgbCheckWeight checks a script's NAME@W weight as pgbench's
+// parseScriptWeight does: an integer in 0..INT_MAX.
+func pgbCheckWeight(spec string) error {
+	k := strings.LastIndexByte(spec, '@')
+	if k < 0 {
+		return nil
+	}
+	w := spec[k+1:]
+	n, err := strconv.ParseInt(w, 10, 64)
+	if err != nil {
+		var ne *strconv.NumError
+		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
+			return pgbErrf("weight specification out of range (0 .. %d): %s", math.MaxInt32, w)
+		}
+		return pgbErrf("invalid weight specification: %s", spec[k:])
+	}
+	if n < 0 || n > math.MaxInt32 {
+		return pgbErrf("weight specification out of range (0 .. %d): %d", math.MaxInt32, n)
+	}
+	return nil
+}
+
+// pgbCheckSteps checks -I's letters as pgbench's checkInitSteps does:
+// any of dtgGvpf in any order, repeated or not, spaces ignored.
+func pgbCheckSteps(steps string) error {
+	if steps == "" {
+		return pgbErrf("no initialization steps specified")
+	}
+	for i := 0; i < len(steps); i++ {
+		if c := steps[i]; c != ' ' && strings.IndexByte(pgbInitSteps, c) < 0 {
+			return &pgbUsageError{msg: fmt.Sprintf("unrecognized initialization step \"%c\"", c),
+				detail: fmt.Sprintf("Allowed step characters are: \"%s\".", pgbInitSteps)}
+		}
+	}
+	return nil
 }
 
 // pgbInitOnly are the options of initialization mode only (pgbench's
@@ -346,7 +392,12 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			c.initOpts = append(c.initOpts, a)
 		case "host":
 			c.host = a.value
-		case "init-steps", "quiet", "foreign-keys", "unlogged-tables", "tablespace", "index-tablespace":
+		case "init-steps":
+			if err := pgbCheckSteps(a.value); err != nil {
+				return nil, err
+			}
+			c.initOpts = append(c.initOpts, a)
+		case "quiet", "foreign-keys", "unlogged-tables", "tablespace", "index-tablespace":
 			c.initOpts = append(c.initOpts, a)
 		case "jobs":
 			benchmarking = true
@@ -376,9 +427,33 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			default:
 				return nil, pgbErrf("invalid query mode (-M): \"%s\"", a.value)
 			}
-		case "log", "log-prefix", "aggregate-interval", "sampling-rate":
+		case "log", "log-prefix":
 			benchmarking = true
 			c.logOpts = append(c.logOpts, a)
+		case "aggregate-interval":
+			benchmarking = true
+			if _, err := pgbInt(a, "--aggregate-interval", 1, maxInt); err != nil {
+				return nil, err
+			}
+			c.logOpts = append(c.logOpts, a)
+		case "sampling-rate":
+			benchmarking = true
+			if f, ok := pgbFloat(a.value); !ok || f <= 0 || f > 1 {
+				return nil, pgbErrf("invalid sampling rate: \"%s\"", a.value)
+			}
+			c.logOpts = append(c.logOpts, a)
+		case "connect":
+			benchmarking = true
+			c.connect = true
+		case "failures-detailed":
+			benchmarking = true
+			c.detailed = true
+		case "verbose-errors":
+			benchmarking = true
+			c.verbose = true
+		case "progress-timestamp":
+			benchmarking = true
+			c.timestamp = true
 		case "report-per-command":
 			benchmarking = true
 			c.perCommand = true
@@ -416,6 +491,10 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			benchmarking = true
 		case "random-seed":
 			benchmarking = true
+			if _, err := runner.ParseRandomSeed(a.value); err != nil {
+				return nil, &pgbUsageError{msg: fmt.Sprintf("unrecognized random seed option \"%s\"", a.value),
+					detail: `Expecting an unsigned integer, "time" or "rand".`}
+			}
 			c.seed = a.value
 		case "show-script":
 			c.showScript = a.value
@@ -443,6 +522,29 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			c.noJob = true
 		}
 	}
+	nscripts := 0
+	partitions, method := false, false
+	for _, a := range opts {
+		switch a.name {
+		case "builtin", "file":
+			if a.name == "builtin" || strings.Contains(a.value, "@") {
+				if err := pgbCheckWeight(a.value); err != nil {
+					return nil, err
+				}
+			}
+			nscripts++
+		case "select-only", "skip-some-updates":
+			nscripts++
+		case "partitions":
+			n, _ := strconv.Atoi(strings.TrimSpace(a.value)) // checked above
+			partitions = n > 0
+		case "partition-method":
+			method = true
+		}
+		if nscripts > pgbMaxScripts {
+			return nil, pgbErrf("at most %d SQL scripts are allowed", pgbMaxScripts)
+		}
+	}
 	switch len(positional) {
 	case 0:
 	case 1:
@@ -454,6 +556,9 @@ func readPgbench(args []string) (*pgbConfig, error) {
 		if benchmarking {
 			return nil, pgbErrf("some of the specified options cannot be used in initialization (-i) mode")
 		}
+		if method && !partitions {
+			return nil, pgbErrf("--partition-method requires greater than zero --partitions")
+		}
 		return c, nil
 	}
 	if initializing {
@@ -464,6 +569,9 @@ func readPgbench(args []string) (*pgbConfig, error) {
 	}
 	if c.txns == 0 && c.duration == 0 {
 		c.txns = 10 // pgbench's default
+	}
+	if c.timestamp && c.progress == 0 {
+		return nil, pgbErrf("--progress-timestamp is allowed only under --progress")
 	}
 	if c.maxTries == 0 && c.latency == 0 && c.duration == 0 {
 		return nil, pgbErrf("an unlimited number of transaction tries can only be used with --latency-limit or a duration (-T)")

@@ -91,10 +91,22 @@ func TestReadPgbench(t *testing.T) {
 		{"fillfactor range", []string{"-i", "-F", "5"}, nil, "-F/--fillfactor must be in range 10..100", false},
 		{"partitions range", []string{"-i", "--partitions=-1"}, nil, "--partitions must be in range 0..2147483647", false},
 		{"partition method", []string{"-i", "--partition-method=x"}, nil, `invalid partition method, expecting "range" or "hash", got: "x"`, false},
-		{"-C", []string{"-C"}, nil, "option -C/--connect is not supported yet", false},
-		{"--progress-timestamp", []string{"--progress-timestamp"}, nil, "option --progress-timestamp is not supported yet", false},
-		{"--verbose-errors", []string{"--verbose-errors"}, nil, "option --verbose-errors is not supported yet", false},
-		{"--failures-detailed", []string{"--failures-detailed"}, nil, "option --failures-detailed is not supported yet", false},
+		{"--progress-timestamp without -P", []string{"--progress-timestamp"}, nil, "--progress-timestamp is allowed only under --progress", false},
+		{"unknown init step", []string{"-i", "-I", "dtx"}, nil, `unrecognized initialization step "x"`, false},
+		{"no init steps", []string{"-i", "-I", ""}, nil, "no initialization steps specified", false},
+		{"method without partitions", []string{"-i", "--partition-method=hash"}, nil, "--partition-method requires greater than zero --partitions", false},
+		{"weight out of range", []string{"-b", "si@4294967296"}, nil, "weight specification out of range (0 .. 2147483647): 4294967296", false},
+		{"weight not a number", []string{"-f", "x.sql@w"}, nil, "invalid weight specification: @w", false},
+		{"sampling rate above 1", []string{"-l", "--sampling-rate=2"}, nil, `invalid sampling rate: "2"`, false},
+		{"aggregate interval 0", []string{"-l", "--aggregate-interval=0"}, nil, "--aggregate-interval must be in range 1..2147483647", false},
+		{"bad random seed", []string{"--random-seed=x"}, nil, `unrecognized random seed option "x"`, false},
+		{"benchmarking options of issue 16", []string{"-C", "--failures-detailed", "--verbose-errors", "-P", "1", "--progress-timestamp"}, func(c *pgbConfig) bool {
+			return c.connect && c.detailed && c.verbose && c.timestamp && c.progress == 1
+		}, "", false},
+		{"init steps in any order, repeated, with spaces", []string{"-i", "-I", "tg dvpfd"}, func(c *pgbConfig) bool {
+			return c.init && len(c.initOpts) == 1 && c.initOpts[0].value == "tg dvpfd"
+		}, "", false},
+		{"128 scripts", strings.Fields(strings.Repeat("-S ", 128)), func(c *pgbConfig) bool { return len(c.scripts) == 128 }, "", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -116,6 +128,27 @@ func TestReadPgbench(t *testing.T) {
 				t.Errorf("%q: %+v", tc.args, c)
 			}
 		})
+	}
+}
+
+// -I with several loads: one build per load, cut at the last d before
+// each later load.
+func TestPgbLoadSegments(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want []string
+	}{
+		{"dtgvp", []string{"dtgvp"}},
+		{"tgdvpf", []string{"tgdvpf"}},
+		{"vp", []string{"vp"}},
+		{"dtgvpdtgvp", []string{"dtgvp", "dtgvp"}},
+		{"dtgvdpdtGp", []string{"dtgvdp", "dtGp"}},
+		{"dtgg", []string{"dtg", "g"}},
+		{"dtgdtgdtg", []string{"dtg", "dtg", "dtg"}},
+	} {
+		if got := pgbLoadSegments(c.in); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.in, got, c.want)
+		}
 	}
 }
 

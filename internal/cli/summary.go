@@ -287,6 +287,10 @@ func printPgbench(out io.Writer, s *runSummary) {
 	}
 	pct := func(n int64) string { return pgbPercent(n, s) }
 	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
+	if s.FailuresDetailed {
+		fmt.Fprintf(out, "number of serialization failures: %d (%s)\n", s.SerializationFailures, pct(s.SerializationFailures))
+		fmt.Fprintf(out, "number of deadlock failures: %d (%s)\n", s.DeadlockFailures, pct(s.DeadlockFailures))
+	}
 	if s.Retried > 0 || s.Retries > 0 {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
 		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
@@ -298,6 +302,11 @@ func printPgbench(out io.Writer, s *runSummary) {
 		s.P50Ms, s.P90Ms, s.P99Ms, s.MaxMs)
 	if s.LagAvgMs != nil {
 		fmt.Fprintf(out, "rate limit schedule lag: avg %.3f (max %.3f) ms\n", *s.LagAvgMs, *s.LagMaxMs)
+	}
+	if s.ConnectionAvgMs != nil { // -C
+		fmt.Fprintf(out, "average connection time = %.3f ms\n", *s.ConnectionAvgMs)
+		fmt.Fprintf(out, "tps = %f (including reconnection times; counted by sledge over the measured interval)\n\n", s.TPS)
+		return
 	}
 	fmt.Fprintf(out, "tps = %f (without initial connection time; counted by sledge over the measured interval)\n\n", s.TPS)
 }

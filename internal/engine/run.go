@@ -106,6 +106,20 @@ type Plan struct {
 	// TxLog, when set, receives the end of every transaction of the
 	// measured interval, skipped ones included (pgbench -l).
 	TxLog TxLog
+	// ConnectPerTx opens a new connection for every transaction (pgbench
+	// -C): before each one the session's connection is closed and opened
+	// again, which counts in the transaction's latency (Result.Connects
+	// holds these times). A failure to connect fails the transaction, as
+	// a lost connection does.
+	ConnectPerTx bool
+	// ClassifyFailure, when set, sorts failed transactions' errors into
+	// pgbench's failure classes (--failures-detailed): Result.Failures
+	// and TxEnd.Class. It runs only on failures.
+	ClassifyFailure func(error) FailClass
+	// OnError, when set, is told of every error that ends a try of a
+	// transaction (pgbench --verbose-errors). It runs on the VU's
+	// goroutine, only on errors, and must be safe for concurrent use.
+	OnError func(TryError)
 
 	// Connect opens session i (0-based): VU i's own, or with Connections
 	// the i-th shared one. With Cost, ctx carries the session's wire
@@ -208,6 +222,13 @@ type Result struct {
 	Stuck []int
 	// Statements holds per-statement timings (Plan.PerStatement), by name.
 	Statements []StmtStat
+	// Connects is the time spent closing and opening connections before
+	// the transactions of the measured interval (Plan.ConnectPerTx).
+	Connects Lag
+	// Failures splits the measured interval's failed transactions by
+	// pgbench's classes, per mix type (Plan.ClassifyFailure); nil when
+	// nothing was classified.
+	Failures []FailCounts
 	// EdgeAdded is how many transactions the VUs' sessions added to the
 	// server's counters when they published them at the end of the
 	// measured interval (workload.Publisher): After − Before counts them,
@@ -216,6 +237,33 @@ type Result struct {
 	// were taken with every VU between transactions, published.
 	EdgeAdded int64
 	EdgeGap   string
+}
+
+// FailClass is the class of a failed transaction's error, as pgbench's
+// --failures-detailed splits them.
+type FailClass uint8
+
+const (
+	FailOther         FailClass = iota // any other error
+	FailSerialization                  // a serialization failure (SQLSTATE 40001)
+	FailDeadlock                       // a deadlock (SQLSTATE 40P01)
+)
+
+// TryError is an error that ended a try of a transaction (Plan.OnError).
+type TryError struct {
+	VU, Kind int
+	Try      int  // from 1
+	Retry    bool // the transaction is tried again
+	// Elapsed is the transaction's latency so far, from where its
+	// latency counts (its schedule under Rate).
+	Elapsed time.Duration
+	Err     error
+}
+
+// FailCounts are one mix type's failed transactions by class; the
+// others are the rest of its errors.
+type FailCounts struct {
+	Serialization, Deadlock int64
 }
 
 // Lag is a wait before transactions: the schedule lag under throttling,
@@ -492,6 +540,16 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		res.Lag = res.Lag.add(s.lag)
 		res.ConnWait = res.ConnWait.add(s.wait)
 		res.ConnLost += s.connLost
+		res.Connects = res.Connects.add(s.connects)
+		if s.fails != nil {
+			if res.Failures == nil {
+				res.Failures = make([]FailCounts, len(p.Mix))
+			}
+			for k, f := range s.fails {
+				res.Failures[k].Serialization += f.Serialization
+				res.Failures[k].Deadlock += f.Deadlock
+			}
+		}
 		ok = addSeconds(ok, s.okSec)
 		answered = addSeconds(answered, s.ansSec)
 		if s.timed != nil {
@@ -812,6 +870,8 @@ type session struct {
 	lag      Lag
 	wait     Lag
 	connLost int64
+	connects Lag          // ConnectPerTx: closing and opening connections
+	fails    []FailCounts // by mix type, once a failure was classified
 	okSec    []uint32
 	ansSec   []uint32
 }
@@ -938,6 +998,27 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			return
 		}
 		s.holder.Store(int64(t.id))
+		if p.ConnectPerTx {
+			// pgbench -C: the connection is part of the transaction,
+			// and of its latency.
+			if asked.IsZero() {
+				asked = time.Now()
+			}
+			if err := s.renew(ctx, t.id, kind); err != nil {
+				<-s.gate
+				if ctx.Err() != nil { // the run ended while connecting
+					r.release(s)
+					return
+				}
+				if p.Reconnect.Off || !s.reconnect(ctx) {
+					t.stopped = true
+					r.retire()
+					return
+				}
+				r.release(s)
+				continue
+			}
+		}
 		ok, lost := s.execute(s.txCtx, t.id, tx, kind, sched, asked)
 		<-s.gate
 		if lost {
@@ -1018,6 +1099,45 @@ func (s *session) reconnect(ctx context.Context) bool {
 	}
 }
 
+// renew replaces the session's connection with a new one before a
+// transaction (Plan.ConnectPerTx), timing the close and the open. A
+// failure to connect counts as a failed transaction on a lost connection.
+func (s *session) renew(ctx context.Context, vu, kind int) error {
+	start := time.Now()
+	if c := s.takeConn(); c != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		_ = c.Close(cctx)
+		cancel()
+	}
+	cctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	err := s.connect(cctx)
+	cancel()
+	took := time.Since(start)
+	s.statsMu.Lock()
+	defer s.statsMu.Unlock()
+	if s.abandoned || (err != nil && ctx.Err() != nil) {
+		return err // the run ended: no transaction failed
+	}
+	counted := s.live.phaseIs(PhaseMeasure)
+	if counted {
+		s.connects = s.connects.add(Lag{Count: 1, Sum: took, Max: took})
+	}
+	if err == nil {
+		return nil
+	}
+	err = fmt.Errorf("connect: %w", err)
+	s.live.fail(kind)
+	if counted || s.plan.RaiseError {
+		s.stats[kind].Errors++
+		s.connLost++
+		s.noteError(err)
+	}
+	if s.plan.OnError != nil {
+		s.plan.OnError(TryError{VU: vu, Kind: kind, Try: 1, Elapsed: took, Err: err})
+	}
+	return err
+}
+
 // connectTimeout bounds one reconnection attempt.
 const connectTimeout = 10 * time.Second
 
@@ -1051,12 +1171,22 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	s.connMu.Unlock()
 	start := time.Now()
 	s.since.Store(start.UnixNano())
+	from := start
+	switch {
+	case !sched.IsZero():
+		from = sched
+	case !asked.IsZero():
+		from = asked
+	}
 	retries := int64(0)
 	var err error
 	for {
 		err = tx.Run(ctx, conn)
 		if err == nil || !errors.Is(err, workload.ErrRetry) || retries >= int64(s.plan.MaxRetries) {
 			break
+		}
+		if s.plan.OnError != nil && ctx.Err() == nil {
+			s.plan.OnError(TryError{VU: vu, Kind: kind, Try: int(retries) + 1, Retry: true, Elapsed: time.Since(from), Err: err})
 		}
 		retries++
 	}
@@ -1075,13 +1205,6 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	if s.abandoned {
 		return completed, false // the run has ended without this session
 	}
-	from := start
-	switch {
-	case !sched.IsZero():
-		from = sched
-	case !asked.IsZero():
-		from = asked
-	}
 	elapsed := now.Sub(from)
 	// Counted only when it finished inside the measured interval: ramp-up
 	// is warm-up; the interval ends when the transactions in flight at its
@@ -1089,6 +1212,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	counted := s.live.phaseIs(PhaseMeasure)
 	st := &s.stats[kind]
 	completed = err == nil || errors.Is(err, workload.ErrUserAbort)
+	class := FailOther
 	switch {
 	case completed:
 		s.live.complete(kind, elapsed, err != nil)
@@ -1113,12 +1237,28 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 		lost = isConnLost(err, conn)
 		// Errors are counted in every phase when the VU stops on them:
 		// the user must see why it stopped.
+		if s.plan.ClassifyFailure != nil {
+			class = s.plan.ClassifyFailure(err)
+		}
 		if counted || s.plan.RaiseError {
 			st.Errors++
 			if lost {
 				s.connLost++
 			}
 			s.noteError(err)
+			if class != FailOther {
+				if s.fails == nil {
+					s.fails = make([]FailCounts, len(s.stats))
+				}
+				if class == FailSerialization {
+					s.fails[kind].Serialization++
+				} else {
+					s.fails[kind].Deadlock++
+				}
+			}
+		}
+		if s.plan.OnError != nil && ctx.Err() == nil {
+			s.plan.OnError(TryError{VU: vu, Kind: kind, Try: int(retries) + 1, Elapsed: elapsed, Err: err})
 		}
 		if counted && !lost {
 			s.ansSec = markSecond(s.ansSec, s.live, now)
@@ -1128,7 +1268,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 		s.live.retry(kind, retries)
 	}
 	if counted && s.plan.TxLog != nil {
-		e := TxEnd{Kind: kind, End: now, Retries: retries, Status: TxFailed}
+		e := TxEnd{Kind: kind, End: now, Retries: retries, Status: TxFailed, Class: class}
 		if completed {
 			e.Status, e.Latency = TxOK, elapsed
 			if !sched.IsZero() {
@@ -1138,7 +1278,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 		s.plan.TxLog.Tx(vu, e)
 	}
 	if counted {
-		if !asked.IsZero() {
+		if !asked.IsZero() && s.pooled { // ConnectPerTx sets asked for its own session too
 			s.wait = s.wait.add(Lag{Count: 1, Sum: start.Sub(asked), Max: start.Sub(asked)})
 		}
 		st.Retries += retries

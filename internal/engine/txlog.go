@@ -30,4 +30,5 @@ type TxEnd struct {
 	Lag     time.Duration // schedule lag (-R): its start behind its schedule; 0 unless TxOK
 	Retries int64         // retries after conflicts
 	Status  TxStatus
+	Class   FailClass // TxFailed: its error's class (Plan.ClassifyFailure)
 }

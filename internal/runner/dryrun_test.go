@@ -31,6 +31,10 @@ func TestDryRun(t *testing.T) {
 		{`{"kind":"run","db":"sqlite://` + dbPath + `","options":{"connections":4,"vus":2}}`, "--connections 4 is more than --vus 2"},
 		{`{"kind":"run","db":"sqlite://` + dbPath + `","options":{"threshold":["p95(nosuch)<5ms"]}}`, "nosuch"},
 		{`{"kind":"compare","db":"sqlite://` + dbPath + `","options":{"vus":"0"}}`, "--vus"},
+		// issue 16
+		{`{"kind":"run","db":"sqlite://` + dbPath + `","options":{"vus":2,"iterations":3,"connect":true,"failures-detailed":true,"verbose-errors":true}}`, ""},
+		{`{"kind":"run","db":"sqlite://` + dbPath + `","options":{"vus":2,"connections":1,"connect":true}}`, "not both"},
+		{`{"kind":"run","db":"sqlite://` + dbPath + `","options":{"progress-timestamp":true}}`, "allowed only under --progress"},
 	} {
 		s, err := ParseSpec([]byte(c.spec))
 		if err != nil {

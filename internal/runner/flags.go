@@ -36,6 +36,10 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 	fs.IntVar(&o.MaxTries, "max-tries", 0, "pgbench's form of --max-retries: tries in all, 1 = no retry")
 	fs.Float64VarP(&o.Rate, "rate", "R", 0, "throttle to this many transactions per second in all, on a Poisson schedule; latency counts from the schedule (pgbench -R)")
 	fs.Float64VarP(&o.LatencyLimit, "latency-limit", "L", 0, "count transactions slower than this many milliseconds as late; with --rate, skip those already that late (pgbench -L)")
+	fs.BoolVarP(&o.ConnectPerTx, "connect", "C", false, "open a new connection for every transaction, its time part of the transaction's latency (pgbench -C); not with --connections")
+	fs.BoolVar(&o.FailuresDetailed, "failures-detailed", false, "split failed transactions into serialization failures and deadlocks in the report and in -l logs (pgbench --failures-detailed)")
+	fs.BoolVar(&o.VerboseErrors, "verbose-errors", false, "print every error that fails or retries a transaction to stderr, with its virtual user and try (pgbench --verbose-errors)")
+	fs.BoolVar(&o.ProgressTimestamp, "progress-timestamp", false, "with --progress: start each progress line with the Unix time instead of the time since the start (pgbench --progress-timestamp)")
 	fs.BoolVarP(&o.PerCommand, "report-per-command", "r", false, "report the average latency and failures of every statement or script command (pgbench -r)")
 	fs.StringVarP(&o.Protocol, "protocol", "M", "", "how script SQL travels: simple, extended or prepared (pgbench -M); for tpcb and tpcc, simple means --mode client and prepared --mode prepared")
 	fs.StringVar(&o.RandomSeed, "random-seed", "", "pgbench's form of --seed: a number, time or rand")
@@ -171,6 +175,12 @@ func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
 	}
 	if f.Changed("sampling-rate") && !(o.SamplingRate > 0 && o.SamplingRate <= 1) {
 		return Usagef("invalid --sampling-rate %v: want a fraction above 0, at most 1", o.SamplingRate)
+	}
+	if o.ProgressTimestamp && o.Progress == 0 {
+		return Usagef("--progress-timestamp is allowed only under --progress (-P)")
+	}
+	if o.ConnectPerTx && o.Connections > 0 {
+		return Usagef("give either -C/--connect (a new connection per transaction) or --connections (shared connections), not both")
 	}
 	if f.Changed("log-prefix") && !o.Log {
 		return Usagef("log file prefix (--log-prefix) is allowed only when logging transactions (-l)")

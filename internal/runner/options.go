@@ -36,6 +36,14 @@ type RunOptions struct {
 	NoVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
 	CPUProfile   string
 
+	// pgbench's -C/--connect (a new connection per transaction),
+	// --failures-detailed, --verbose-errors and --progress-timestamp
+	// (issue 16).
+	ConnectPerTx      bool
+	FailuresDetailed  bool
+	VerboseErrors     bool
+	ProgressTimestamp bool
+
 	// pgbench's transaction logs (txlog): -l, --log-prefix,
 	// --aggregate-interval (seconds; 0: a line per transaction),
 	// --sampling-rate (0: every transaction).

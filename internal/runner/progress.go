@@ -16,6 +16,13 @@ import (
 // counters. meterKind is the mix type whose commits make the business
 // meter (TPC-C New-Order for NOPM), or -1. stop prints nothing more.
 func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int) (stop func()) {
+	return ProgressLinesAt(w, every, live, meter, meterKind, false)
+}
+
+// ProgressLinesAt is ProgressLines; with epoch (pgbench's
+// --progress-timestamp) each line starts with the Unix time, in seconds
+// with milliseconds, instead of the time since the start.
+func ProgressLinesAt(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int, epoch bool) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -32,7 +39,11 @@ func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter st
 				return
 			case now := <-t.C:
 				c := progressCount(live, meterKind)
-				fmt.Fprintln(w, progressLine(now.Sub(start), now.Sub(lastAt), c.sub(last), meter, meterKind >= 0, live))
+				line := progressLine(now.Sub(start), now.Sub(lastAt), c.sub(last), meter, meterKind >= 0, live)
+				if epoch {
+					line = epochLine(line, now)
+				}
+				fmt.Fprintln(w, line)
 				last, lastAt = c, now
 			}
 		}
@@ -44,6 +55,13 @@ func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter st
 			wg.Wait()
 		})
 	}
+}
+
+// epochLine puts the Unix time (pgbench: "%.3f s") in place of the
+// elapsed time of a progress line.
+func epochLine(line string, now time.Time) string {
+	_, rest, _ := strings.Cut(line, " s, ")
+	return fmt.Sprintf("progress: %.3f s, %s", float64(now.UnixMicro())/1e6, rest)
 }
 
 // progressCounts are the live counters one progress line compares.

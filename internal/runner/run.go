@@ -146,7 +146,10 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		Seed: o.Seed, Mix: w.Mix(), Cost: !o.NoCost, ThreadCost: o.PerTypeCPU,
 		Rate: o.Rate, LatencyLimit: time.Duration(o.LatencyLimit * float64(time.Millisecond)),
 		StopTimeout: o.StopTimeout, Reconnect: reconnect, PerStatement: o.PerCommand && !isScript,
-		TxTimeout: o.TxTimeout,
+		TxTimeout: o.TxTimeout, ConnectPerTx: o.ConnectPerTx, ClassifyFailure: FailClass,
+	}
+	if o.VerboseErrors {
+		plan.OnError = verboseErrors(env.Stderr, plan.Mix, plan.MaxRetries, plan.LatencyLimit)
 	}
 	if o.StopTimeout == 0 {
 		return Usagef("--stop-timeout must be positive: nothing in sledge waits forever")
@@ -247,7 +250,9 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		} else {
 			c, err = s.DB.Connect(ctx, w.Name(), mode)
 		}
-		if err == nil && sc != nil {
+		// -C: a session lives one transaction; asking each new one for
+		// its server session would add a round trip to its connection.
+		if err == nil && sc != nil && !o.ConnectPerTx {
 			sc.Register(ctx, c)
 		}
 		return c, err
@@ -482,7 +487,8 @@ func openTxLog(o *RunOptions, plan *engine.Plan) (*txlog.Log, error) {
 	l, err := txlog.Open(txlog.Options{
 		Prefix: o.LogPrefix, PID: os.Getpid(), VUs: plan.VUs, Aggregate: o.AggregateInterval,
 		SampleRate: o.SamplingRate, Seed: o.Seed,
-		Columns: txlog.Columns{Lag: plan.Rate > 0, Skipped: plan.LatencyLimit > 0, Retries: plan.MaxRetries != 0},
+		Columns: txlog.Columns{Lag: plan.Rate > 0, Skipped: plan.LatencyLimit > 0, Retries: plan.MaxRetries != 0,
+			FailuresDetailed: o.FailuresDetailed},
 	})
 	if err != nil {
 		return nil, err

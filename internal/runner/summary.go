@@ -80,6 +80,10 @@ type TxJSON struct {
 	P99Ms     float64   `json:"p99_ms"`
 	MaxMs     float64   `json:"max_ms"`
 	PerTxn    *CostJSON `json:"per_txn,omitempty"`
+	// Failed transactions that were serialization failures or deadlocks
+	// (pgbench's --failures-detailed classes), among Errors.
+	SerializationFailures int64 `json:"serialization_failures"`
+	DeadlockFailures      int64 `json:"deadlock_failures"`
 }
 
 // RunSummary is the result of a run, printed as text or JSON.
@@ -138,6 +142,18 @@ type RunSummary struct {
 	P90Ms               float64 `json:"p90_ms"`
 	P99Ms               float64 `json:"p99_ms"`
 	MaxMs               float64 `json:"max_ms"`
+	// SerializationFailures and DeadlockFailures are the failed
+	// transactions of pgbench's two classes (SQLSTATE 40001, 40P01;
+	// MariaDB's 1213 is a deadlock), among Failed.
+	SerializationFailures int64 `json:"serialization_failures"`
+	DeadlockFailures      int64 `json:"deadlock_failures"`
+	// ConnectionAvgMs is, with -C/--connect, the average time to close
+	// and open the connection before each transaction (pgbench's "average
+	// connection time").
+	ConnectionAvgMs *float64 `json:"connection_avg_ms,omitempty"`
+	// FailuresDetailed: --failures-detailed was given; the text report
+	// prints the classes' lines.
+	FailuresDetailed bool `json:"-"`
 	// Throttling (--rate) and the latency limit (--latency-limit).
 	RateTPS        float64  `json:"rate_tps,omitempty"`
 	LatencyLimitMs float64  `json:"latency_limit_ms,omitempty"`
@@ -291,6 +307,11 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 	for i := range res.Stats {
 		t := toJSON(res.Stats[i].Summarize(mix[i].Name))
 		t.PerTxn = typeCost(res, &res.Stats[i])
+		if i < len(res.Failures) {
+			t.SerializationFailures, t.DeadlockFailures = res.Failures[i].Serialization, res.Failures[i].Deadlock
+			sum.SerializationFailures += t.SerializationFailures
+			sum.DeadlockFailures += t.DeadlockFailures
+		}
 		sum.Types = append(sum.Types, t)
 		key := mix[i].Key
 		if key == "" {
@@ -303,6 +324,11 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 	sum.Processed, sum.Failed, sum.Retried, sum.Retries = total.Completed(), total.Errors, total.Retried, total.Retries
 	if !res.Connected.IsZero() {
 		sum.InitialConnectionMs = float64(res.Connected.Sub(res.Start).Microseconds()) / 1000
+	}
+	sum.FailuresDetailed = o.FailuresDetailed
+	if o.ConnectPerTx && res.Connects.Count > 0 {
+		ms := float64(res.Connects.Mean().Microseconds()) / 1000
+		sum.ConnectionAvgMs = &ms
 	}
 	sum.TPS = 0
 	if measured > 0 {

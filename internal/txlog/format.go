@@ -17,13 +17,18 @@ type Columns struct {
 	Lag     bool // -R: schedule_lag, and the lag sums of aggregated lines
 	Skipped bool // -L: the skipped count of aggregated lines
 	Retries bool // --max-tries ≠ 1: retries, and retried/retries of aggregated lines
+	// FailuresDetailed (--failures-detailed): a failed transaction's time
+	// is its class, "serialization" or "deadlock" ("failed" for any other
+	// error), and aggregated lines count both classes.
+	FailuresDetailed bool
 }
 
 // AppendTx appends one transaction's line of a per-transaction log:
 //
 //	client_id transaction_no time script_no time_epoch time_us [schedule_lag] [retries]
 //
-// time is the latency in microseconds, or "failed" / "skipped"; time_epoch
+// time is the latency in microseconds, or "failed" / "skipped" (with
+// FailuresDetailed, "serialization" / "deadlock" for those); time_epoch
 // and time_us are when the transaction ended. n counts the VU's
 // transactions from 1, skipped and failed ones included.
 func AppendTx(b []byte, c Columns, vu int, n int64, e engine.TxEnd) []byte {
@@ -37,7 +42,14 @@ func AppendTx(b []byte, c Columns, vu int, n int64, e engine.TxEnd) []byte {
 	case engine.TxSkipped:
 		b = append(b, "skipped"...)
 	default:
-		b = append(b, "failed"...)
+		switch {
+		case c.FailuresDetailed && e.Class == engine.FailSerialization:
+			b = append(b, "serialization"...)
+		case c.FailuresDetailed && e.Class == engine.FailDeadlock:
+			b = append(b, "deadlock"...)
+		default:
+			b = append(b, "failed"...)
+		}
 	}
 	b = append(b, ' ')
 	b = strconv.AppendInt(b, int64(e.Kind), 10)
@@ -70,6 +82,7 @@ type Bucket struct {
 	LagCount                        int64
 	LagSum, LagSum2, LagMin, LagMax float64
 	Skipped, Retried, Retries       int64
+	Serialization, Deadlock         int64 // failed transactions by class
 }
 
 // Add counts one transaction, as pgbench's accumStats.
@@ -83,7 +96,13 @@ func (a *Bucket) Add(e engine.TxEnd) {
 		a.Retries += e.Retries
 	}
 	if e.Status != engine.TxOK {
-		return // pgbench counts these only with --failures-detailed
+		switch e.Class {
+		case engine.FailSerialization:
+			a.Serialization++
+		case engine.FailDeadlock:
+			a.Deadlock++
+		}
+		return
 	}
 	lat := float64(e.Latency.Microseconds())
 	if a.Count == 0 || lat < a.LatMin {
@@ -134,6 +153,8 @@ func (a *Bucket) Merge(o *Bucket) {
 	a.Skipped += o.Skipped
 	a.Retried += o.Retried
 	a.Retries += o.Retries
+	a.Serialization += o.Serialization
+	a.Deadlock += o.Deadlock
 }
 
 // AppendAgg appends one interval's line of an aggregated log, in the 15
@@ -143,8 +164,8 @@ func (a *Bucket) Merge(o *Bucket) {
 //	sum_lag sum_lag_2 min_lag max_lag skipped retried retries serialization_failures deadlock_failures
 //
 // The lag columns are 0 without -R, skipped without -L, retried and
-// retries with --max-tries 1; the failure columns are 0, as pgbench writes
-// them without --failures-detailed. start is the interval's start in Unix
+// retries with --max-tries 1; the failure columns are 0 without
+// --failures-detailed, as pgbench writes them. start is the interval's start in Unix
 // seconds.
 func AppendAgg(b []byte, c Columns, start int64, a *Bucket) []byte {
 	b = strconv.AppendInt(b, start, 10)
@@ -162,14 +183,17 @@ func AppendAgg(b []byte, c Columns, start int64, a *Bucket) []byte {
 		b = append(b, ' ')
 		b = strconv.AppendFloat(b, x, 'f', 0, 64)
 	}
-	var skipped, retried, retries int64
+	var skipped, retried, retries, ser, dead int64
 	if c.Skipped {
 		skipped = a.Skipped
 	}
 	if c.Retries {
 		retried, retries = a.Retried, a.Retries
 	}
-	for _, n := range [...]int64{skipped, retried, retries, 0, 0} {
+	if c.FailuresDetailed {
+		ser, dead = a.Serialization, a.Deadlock
+	}
+	for _, n := range [...]int64{skipped, retried, retries, ser, dead} {
 		b = append(b, ' ')
 		b = strconv.AppendInt(b, n, 10)
 	}

@@ -36,11 +36,21 @@ func TestAppendTx(t *testing.T) {
 		{"retries, failed", Columns{Retries: true}, 3, 12, failed, "3 12 failed 1 1795654514 516976 2\n"},
 		{"lag and retries", Columns{Lag: true, Retries: true}, 0, 1, retried, "0 1 2341 0 1795654514 516976 145 3\n"},
 		{"lag and retries, failed", Columns{Lag: true, Retries: true}, 3, 12, failed, "3 12 failed 1 1795654514 516976 0 2\n"},
+		// --failures-detailed: the class in place of "failed".
+		{"serialization", Columns{FailuresDetailed: true}, 3, 12, withClass(failed, engine.FailSerialization), "3 12 serialization 1 1795654514 516976\n"},
+		{"deadlock", Columns{FailuresDetailed: true, Retries: true}, 3, 12, withClass(failed, engine.FailDeadlock), "3 12 deadlock 1 1795654514 516976 2\n"},
+		{"other failure", Columns{FailuresDetailed: true}, 3, 12, failed, "3 12 failed 1 1795654514 516976\n"},
+		{"class without the option", Columns{}, 3, 12, withClass(failed, engine.FailDeadlock), "3 12 failed 1 1795654514 516976\n"},
 	} {
 		if got := string(AppendTx(nil, c.cols, c.vu, c.n, c.e)); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
 		}
 	}
+}
+
+func withClass(e engine.TxEnd, c engine.FailClass) engine.TxEnd {
+	e.Class = c
+	return e
 }
 
 func TestAppendAgg(t *testing.T) {
@@ -60,6 +70,16 @@ func TestAppendAgg(t *testing.T) {
 	x.Add(tx(0, 0, 0, engine.TxSkipped))
 	m.Merge(&x)
 	m.Merge(&y)
+	// --failures-detailed: failures by class in the last two columns.
+	var d, d1, d2 Bucket
+	for _, c := range []engine.FailClass{engine.FailSerialization, engine.FailDeadlock, engine.FailDeadlock, engine.FailOther} {
+		d.Add(withClass(tx(0, 0, 0, engine.TxFailed), c))
+	}
+	d.Add(tx(100*time.Microsecond, 0, 0, engine.TxOK))
+	d1.Add(withClass(tx(0, 0, 0, engine.TxFailed), engine.FailSerialization))
+	d2.Add(withClass(tx(0, 0, 0, engine.TxFailed), engine.FailDeadlock))
+	d2.Add(withClass(tx(0, 0, 0, engine.TxFailed), engine.FailDeadlock))
+	d1.Merge(&d2)
 	for _, c := range []struct {
 		name string
 		cols Columns
@@ -73,6 +93,9 @@ func TestAppendAgg(t *testing.T) {
 		{"all", Columns{Lag: true, Skipped: true, Retries: true}, b, "1795654514 2 400 100000 100 300 40 1000 10 30 1 2 3 0 0\n"},
 		{"merged", Columns{Lag: true, Skipped: true, Retries: true}, m, "1795654514 2 400 100000 100 300 40 1000 10 30 1 2 3 0 0\n"},
 		{"empty", Columns{Lag: true, Skipped: true, Retries: true}, Bucket{}, "1795654514 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"},
+		{"failures detailed", Columns{FailuresDetailed: true}, d, "1795654514 1 100 10000 100 100 0 0 0 0 0 0 0 1 2\n"},
+		{"failures not detailed", Columns{}, d, "1795654514 1 100 10000 100 100 0 0 0 0 0 0 0 0 0\n"},
+		{"failures merged", Columns{FailuresDetailed: true}, d1, "1795654514 0 0 0 0 0 0 0 0 0 0 0 0 1 2\n"},
 	} {
 		if got := string(AppendAgg(nil, c.cols, end.Unix(), &c.b)); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)

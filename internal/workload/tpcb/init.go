@@ -13,7 +13,7 @@ import (
 // initFlags binds pgbench's initialization options for build.
 func initFlags(fs *pflag.FlagSet, o *InitOptions) {
 	fs.StringVarP(&o.Steps, "init-steps", "I", defaultSteps,
-		"tpcb: pgbench's init steps, in this order: d drop, t create tables, g generate client-side or G server-side (PostgreSQL), v vacuum analyze, p primary keys, f foreign keys")
+		"tpcb: pgbench's init steps, run in the order given: d drop, t create tables, g generate client-side or G server-side (PostgreSQL), v vacuum analyze, p primary keys, f foreign keys; on MariaDB and SQLite each once, in the order dtgvp")
 	fs.IntVarP(&o.Fillfactor, "fillfactor", "F", 100, "tpcb: the tables' fillfactor, 10..100 (PostgreSQL)")
 	fs.BoolVar(&o.ForeignKeys, "foreign-keys", false, "tpcb: create the foreign keys between the tables, pgbench's step f (PostgreSQL)")
 	fs.BoolVar(&o.Unlogged, "unlogged-tables", false, "tpcb: create the tables UNLOGGED (PostgreSQL)")
@@ -41,8 +41,9 @@ type InitOptions struct {
 // defaultSteps is pgbench's default -I.
 const defaultSteps = "dtgvp"
 
-// stepOrder is the order sledge runs the steps in: pgbench's default
-// order, with f last (after the marker, whose table it references).
+// stepOrder is the order of the build's phases, which steps given in it
+// map onto (BuildPlan): pgbench's default order, with f last (after the
+// marker, whose table it references).
 const stepOrder = "dtgGvpf"
 
 func (o InitOptions) fillfactor() int {
@@ -80,24 +81,26 @@ func (o InitOptions) validate() error {
 	if o.PartitionMethod != "" && o.Partitions == 0 {
 		return errors.New("--partition-method requires greater than zero --partitions")
 	}
-	pos := -1
 	for _, c := range o.Steps {
-		if c == ' ' { // pgbench skips spaces
-			continue
-		}
-		i := strings.IndexRune(stepOrder, c)
-		if i < 0 {
+		if c != ' ' && !strings.ContainsRune(stepOrder, c) { // pgbench skips spaces
 			return fmt.Errorf("unrecognized initialization step \"%c\"; allowed step characters are \"%s\"", c, stepOrder)
 		}
+	}
+	return nil
+}
+
+// inOrder tells whether steps run each step once, in the build's order
+// (stepOrder, g or G): the build's phases run them as they are.
+func inOrder(steps string) bool {
+	pos := -1
+	for _, c := range steps {
+		i := strings.IndexRune(stepOrder, c)
 		if i <= pos {
-			return fmt.Errorf("-I %s: sledge runs the steps once each in the order %s (f after the marker table is loaded); give them in that order", o.Steps, stepOrder)
+			return false
 		}
 		pos = i
 	}
-	if strings.Contains(o.Steps, "g") && strings.Contains(o.Steps, "G") {
-		return fmt.Errorf("-I %s: give g (client-side) or G (server-side), not both", o.Steps)
-	}
-	return nil
+	return !(strings.Contains(steps, "g") && strings.Contains(steps, "G"))
 }
 
 // isDefault: the build is the usual one, the database's script files.
@@ -115,9 +118,16 @@ func (o InitOptions) isDefault() bool {
 // equivalent for, in one line.
 func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 	o := w.cfg.Init
-	steps := o.steps()
+	steps := strings.ReplaceAll(o.steps(), " ", "")
 	has := func(c string) bool { return strings.Contains(steps, c) }
 	var p workload.BuildPlan
+	if !inOrder(steps) {
+		if dialect != "postgres" {
+			return p, fmt.Errorf("-I %s: sledge runs the steps on %s once each, in the order %s; steps in another order or repeated are PostgreSQL's only",
+				o.Steps, map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect], stepOrder)
+		}
+		return w.orderedPlan(steps)
+	}
 	if dialect != "postgres" {
 		name := map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect]
 		if name == "" {
@@ -180,16 +190,10 @@ func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 		ix = append(ix, "SET maintenance_work_mem = '512MB'")
 	}
 	if has("v") {
-		ix = append(ix, "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history")
+		ix = append(ix, vacuum)
 	}
 	if has("p") {
-		using := ""
-		if o.IndexTablespace != "" {
-			using = " USING INDEX TABLESPACE " + quoteIdent(o.IndexTablespace)
-		}
-		for _, k := range [][2]string{{"pgbench_branches", "bid"}, {"pgbench_tellers", "tid"}, {"pgbench_accounts", "aid"}} {
-			ix = append(ix, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)%s", k[0], k[1], using))
-		}
+		ix = append(ix, primaryKeys(o)...)
 	}
 	p.Scripts["indexes"] = ix
 	switch {
@@ -197,29 +201,111 @@ func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 		// pgbench's server-side generation (initGenerateDataServerSide),
 		// branches last: they mark the build complete.
 		p.Load = workload.LoadServer
-		p.ServerLoad = []string{
-			fmt.Sprintf("INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT tid, (tid - 1) / %d + 1, 0 FROM generate_series(1, %d) AS tid",
-				tellersPerScale, tellersPerScale*w.scale),
-			fmt.Sprintf("INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT aid, (aid - 1) / %d + 1, 0, '' FROM generate_series(1, %d) AS aid",
-				accountsPerScale, accountsPerScale*w.scale),
-		}
-		p.ServerMark = []string{fmt.Sprintf("INSERT INTO pgbench_branches (bid, bbalance) SELECT bid, 0 FROM generate_series(1, %d) AS bid",
-			branchesPerScale*w.scale)}
+		p.ServerLoad, p.ServerMark = w.serverLoad()
 	case !has("g"):
 		p.Load = workload.LoadNone
 	}
 	if has("f") {
 		// pgbench's initCreateFKeys, after the marker: they reference
 		// pgbench_branches, loaded last.
-		p.After = []string{
-			"ALTER TABLE pgbench_tellers ADD CONSTRAINT pgbench_tellers_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
-			"ALTER TABLE pgbench_accounts ADD CONSTRAINT pgbench_accounts_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
-			"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
-			"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_tid_fkey FOREIGN KEY (tid) REFERENCES pgbench_tellers",
-			"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY (aid) REFERENCES pgbench_accounts",
-		}
+		p.After = foreignKeys
 	}
 	return p, nil
+}
+
+// orderedPlan runs PostgreSQL's steps in the order given, repeats
+// included, as pgbench does: the steps before the data's load run in the
+// build's first phase (where the drop goes), the load (g or G, once) in
+// its place, the steps after it before the marker table is loaded, from
+// the first f on (its keys reference the marker's table) once it is.
+func (w *Workload) orderedPlan(steps string) (workload.BuildPlan, error) {
+	var p workload.BuildPlan
+	load := strings.IndexAny(steps, "gG")
+	if load >= 0 && strings.IndexAny(steps[load+1:], "gG") >= 0 {
+		return p, fmt.Errorf("-I %s: sledge loads the data once: give g or G once", w.cfg.Init.Steps)
+	}
+	pre, post := steps, ""
+	p.Load = workload.LoadNone
+	if load >= 0 {
+		pre, post = steps[:load], steps[load+1:]
+		p.Load = workload.LoadClient
+		if steps[load] == 'G' {
+			p.Load = workload.LoadServer
+			p.ServerLoad, p.ServerMark = w.serverLoad()
+		}
+	}
+	after := ""
+	if k := strings.IndexByte(post, 'f'); k >= 0 {
+		post, after = post[:k], post[k:]
+	}
+	p.Scripts = map[string][]string{"drop": w.stepSQL(pre), "tables": nil, "indexes": w.stepSQL(post)}
+	p.After = w.stepSQL(after)
+	return p, nil
+}
+
+// stepSQL is the statements of PostgreSQL's steps d, t, v, p and f, in
+// the order given.
+func (w *Workload) stepSQL(steps string) []string {
+	o := w.cfg.Init
+	var out []string
+	if strings.ContainsAny(steps, "vp") {
+		out = append(out, "SET maintenance_work_mem = '512MB'")
+	}
+	for _, c := range steps {
+		switch c {
+		case 'd':
+			out = append(out, "DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers")
+		case 't':
+			out = append(out, pgTables(o, w.scale)...)
+		case 'v':
+			out = append(out, vacuum)
+		case 'p':
+			out = append(out, primaryKeys(o)...)
+		case 'f':
+			out = append(out, foreignKeys...)
+		}
+	}
+	return out
+}
+
+// vacuum is pgbench's step v.
+const vacuum = "VACUUM ANALYZE pgbench_branches, pgbench_tellers, pgbench_accounts, pgbench_history"
+
+// primaryKeys is pgbench's step p (initCreatePKeys).
+func primaryKeys(o InitOptions) []string {
+	using := ""
+	if o.IndexTablespace != "" {
+		using = " USING INDEX TABLESPACE " + quoteIdent(o.IndexTablespace)
+	}
+	var out []string
+	for _, k := range [][2]string{{"pgbench_branches", "bid"}, {"pgbench_tellers", "tid"}, {"pgbench_accounts", "aid"}} {
+		out = append(out, fmt.Sprintf("ALTER TABLE %s ADD PRIMARY KEY (%s)%s", k[0], k[1], using))
+	}
+	return out
+}
+
+// foreignKeys is pgbench's step f (initCreateFKeys).
+var foreignKeys = []string{
+	"ALTER TABLE pgbench_tellers ADD CONSTRAINT pgbench_tellers_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
+	"ALTER TABLE pgbench_accounts ADD CONSTRAINT pgbench_accounts_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
+	"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_bid_fkey FOREIGN KEY (bid) REFERENCES pgbench_branches",
+	"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_tid_fkey FOREIGN KEY (tid) REFERENCES pgbench_tellers",
+	"ALTER TABLE pgbench_history ADD CONSTRAINT pgbench_history_aid_fkey FOREIGN KEY (aid) REFERENCES pgbench_accounts",
+}
+
+// serverLoad is pgbench's server-side generation (step G,
+// initGenerateDataServerSide), branches last: they mark the build
+// complete.
+func (w *Workload) serverLoad() (load, mark []string) {
+	load = []string{
+		fmt.Sprintf("INSERT INTO pgbench_tellers (tid, bid, tbalance) SELECT tid, (tid - 1) / %d + 1, 0 FROM generate_series(1, %d) AS tid",
+			tellersPerScale, tellersPerScale*w.scale),
+		fmt.Sprintf("INSERT INTO pgbench_accounts (aid, bid, abalance, filler) SELECT aid, (aid - 1) / %d + 1, 0, '' FROM generate_series(1, %d) AS aid",
+			accountsPerScale, accountsPerScale*w.scale),
+	}
+	mark = []string{fmt.Sprintf("INSERT INTO pgbench_branches (bid, bbalance) SELECT bid, 0 FROM generate_series(1, %d) AS bid",
+		branchesPerScale*w.scale)}
+	return load, mark
 }
 
 // pgTables is pgbench's initCreateTables and createPartitions.

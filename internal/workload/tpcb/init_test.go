@@ -66,6 +66,40 @@ func TestBuildPlan(t *testing.T) {
 			t.Errorf("%+v", p)
 		}
 	})
+	t.Run("steps in another order, repeated", func(t *testing.T) {
+		// pgbench's order of the letters given: before the load, the
+		// load, after it (f once the marker is in).
+		p := plan(t, 1, tpcb.InitOptions{Steps: "t pgd vf"}, "postgres")
+		pre, post := p.Scripts["drop"], p.Scripts["indexes"]
+		if p.Load != workload.LoadClient || len(pre) != 8 || !strings.HasPrefix(pre[1], "CREATE TABLE pgbench_history") ||
+			!strings.HasPrefix(pre[7], "ALTER TABLE pgbench_accounts ADD PRIMARY KEY") {
+			t.Errorf("before the load: %q", pre)
+		}
+		if len(post) != 3 || !strings.HasPrefix(post[1], "DROP TABLE IF EXISTS pgbench_accounts") || !strings.HasPrefix(post[2], "VACUUM ANALYZE") {
+			t.Errorf("after the load: %q", post)
+		}
+		if _, ok := p.Scripts["tables"]; !ok || p.Scripts["tables"] != nil || len(p.After) != 5 {
+			t.Errorf("%+v", p)
+		}
+		// pgbench fails f before p; so does the build (p after f runs
+		// after it, once the marker is loaded).
+		p = plan(t, 1, tpcb.InitOptions{Steps: "dtgfp"}, "postgres")
+		if len(p.Scripts["indexes"]) != 0 || len(p.After) != 9 || !strings.Contains(p.After[1], "FOREIGN KEY") || !strings.Contains(p.After[8], "PRIMARY KEY (aid)") {
+			t.Errorf("dtgfp: %q", p.After)
+		}
+		p = plan(t, 2, tpcb.InitOptions{Steps: "ddtGp"}, "postgres")
+		if p.Load != workload.LoadServer || len(p.Scripts["drop"]) != 6 || len(p.Scripts["indexes"]) != 4 || len(p.ServerMark) != 1 {
+			t.Errorf("ddtGp: %+v", p)
+		}
+		w := tpcb.New(tpcb.Config{Scale: 1, Init: tpcb.InitOptions{Steps: "dtgvgp"}})
+		if _, err := w.BuildPlan("postgres"); err == nil || !strings.Contains(err.Error(), "give g or G once") {
+			t.Errorf("two loads: %v", err)
+		}
+		w = tpcb.New(tpcb.Config{Scale: 1, Init: tpcb.InitOptions{Steps: "tdg"}})
+		if _, err := w.BuildPlan("sqlite"); err == nil || !strings.Contains(err.Error(), "in the order dtgGvpf") {
+			t.Errorf("sqlite tdg: %v", err)
+		}
+	})
 	t.Run("steps left out", func(t *testing.T) {
 		p := plan(t, 1, tpcb.InitOptions{Steps: "tp"}, "postgres")
 		if _, ok := p.Scripts["drop"]; !ok || p.Load != workload.LoadNone || len(p.Scripts["indexes"]) != 4 {
