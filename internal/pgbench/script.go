@@ -680,6 +680,9 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		}
 
 	case "setshell":
+		if err := p.maxArgs(b, name, words); err != nil {
+			return 0, err
+		}
 		if len(args) < 2 {
 			return 0, p.errAt(b, `\setshell needs a variable name and a command`)
 		}
@@ -697,6 +700,9 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		}
 
 	case "shell":
+		if err := p.maxArgs(b, name, words); err != nil {
+			return 0, err
+		}
 		if len(args) < 1 {
 			return 0, p.errAt(b, `\shell needs a command`)
 		}
@@ -831,6 +837,19 @@ func (p *scriptParser) sleep(b int, cmd *Command, args []word) error {
 		cmd.SleepUnit = time.Microsecond
 	default:
 		return p.errAt(b, `unrecognized time unit %q in \sleep, expected us, ms or s`, unit)
+	}
+	return nil
+}
+
+// maxMetaWords is pgbench's MAX_ARGS: the most words a meta-command's line
+// may have, its name included.
+const maxMetaWords = 256
+
+// maxArgs refuses a meta-command of more than maxMetaWords words, as
+// pgbench does when it reads the script.
+func (p *scriptParser) maxArgs(b int, name string, words []word) error {
+	if len(words) > maxMetaWords {
+		return p.errAt(b, `too many arguments in command "%s": %d words, expected at most %d with the command's name`, name, len(words), maxMetaWords)
 	}
 	return nil
 }
