@@ -33,6 +33,7 @@ type tapCase struct {
 	out     []string // patterns stdout and stderr (together) must match
 	not     []string // patterns they must not match
 	skip    string   // why sledge cannot pass yet (a known difference)
+	db      string   // the database, when not the one with pgbench's tables
 }
 
 // Two clients that meet inside their transactions, then conflict: on the
@@ -251,6 +252,20 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 			scripts: []string{"\\set x 3\nSELECT :x;\n\\sleep 1 ms\n"}, out: []string{
 				`statement latencies in milliseconds and failures:\n +[0-9.]+ +0  \\set x 3\n +[0-9.]+ +0  SELECT :x;\n +[0-9.]+ +0  \\sleep 1 ms\n`}},
 
+		// SQL as psql's lexer reads it: ';' ends a command outside quotes,
+		// dollar quotes and comments; variables are replaced everywhere,
+		// in quotes too.
+		{name: "SQL lexing", args: []string{"-n", "-t", "1", "-M", "simple"},
+			scripts: []string{"SELECT ';' AS semi, $x$ ; $x$ AS dollar, 1 /* ; */ + 1 AS two \\gset\n-- a comment;\nSELECT 1\n  + 2;\n\\set v debug(:two)\n"},
+			out:     []string{`debug\(script=0,command=3\): int 2\b`, `processed: 1/1`}},
+		{name: "variable in quotes, extended", args: []string{"-n", "-t", "1", "-M", "extended", "-Dx=1"},
+			scripts: []string{"SELECT ':x' AS s;\n"}, code: 2,
+			out: []string{`processed: 0/1`, `bind message supplies 1 parameters, but prepared statement "" requires 0`}},
+		{name: "undefined variable in SQL, simple", args: []string{"-n", "-t", "1", "-M", "simple"},
+			scripts: []string{"SELECT :nosuch;\n"}, code: 2, out: []string{`processed: 0/1`, `syntax error at or near ":"`}},
+		{name: "builtin without its tables", args: []string{"-n", "-S", "-t", "1"}, db: pgbDatabase(t, srv), code: 1,
+			out: []string{`pgbench_branches`, `(initiali[sz]|sledge build tpcb)`}},
+
 		// Pipelines.
 		{name: "pipeline, extended", args: []string{"-n", "-t", "2", "-M", "extended"},
 			scripts: []string{"\\startpipeline\n" + rep("SELECT 1;", "\n", 8) + "\n\\endpipeline\n"}, out: []string{`processed: 2/2`}},
@@ -456,7 +471,11 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 					args[j] = strings.ReplaceAll(args[j], ref, path)
 				}
 			}
-			args = append(args, dbname)
+			if tc.db != "" {
+				args = append(args, tc.db)
+			} else {
+				args = append(args, dbname)
+			}
 			// No case may hang: each is bounded well below the transaction
 			// timeout.
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
