@@ -416,6 +416,9 @@ func TestParseErrors(t *testing.T) {
 		{"\\setshell x echo :", `bad.sql:1: invalid variable reference ":" in \setshell, expected :name (or ::text for a literal ":text")`},
 		{"\\shell", `bad.sql:1: \shell needs a command`},
 		{"\\shell echo :-x", `bad.sql:1: invalid variable reference ":-x" in \shell, expected :name (or ::text for a literal ":text")`},
+		// pgbench's MAX_ARGS: 256 words with the command's name
+		{"\\shell echo " + strings.Repeat("a ", 255), `bad.sql:1: too many arguments in command "shell": 257 words, expected at most 256 with the command's name`},
+		{"\\setshell v echo \\\n" + strings.Repeat("1 ", 254), `bad.sql:1: too many arguments in command "setshell": 257 words, expected at most 256 with the command's name`},
 		// \gset, \aset
 		{"\\gset", `bad.sql:1: \gset must follow an SQL command, expected a query before it`},
 		{"\\set x 1\n\\gset", `bad.sql:2: \gset must follow an SQL command, expected a query before it`},
@@ -452,6 +455,20 @@ func TestParseErrors(t *testing.T) {
 		}
 		if err != nil && strings.ContainsAny(err.Error(), "\r\n") {
 			t.Errorf("Parse(%q) error is not one line: %q", tt.text, err)
+		}
+	}
+}
+
+// A \shell or \setshell line of 256 words, the command's name included,
+// is pgbench's most.
+func TestParseShellMaxWords(t *testing.T) {
+	for _, text := range []string{"\\shell echo " + strings.Repeat("a ", 254), "\\setshell v echo " + strings.Repeat("1 ", 253)} {
+		s, err := Parse("ok.sql", text)
+		if err != nil {
+			t.Fatalf("%d words: %v", len(strings.Fields(text)), err)
+		}
+		if n := len(s.Commands[0].Args); n != 255 && n != 254 {
+			t.Errorf("%d arguments", n)
 		}
 	}
 }

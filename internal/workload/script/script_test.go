@@ -831,6 +831,33 @@ func TestCheckProtocol(t *testing.T) {
 	if err := wp.CheckProtocol(workload.ProtoExtended); err != nil {
 		t.Error(err)
 	}
+	// pgbench's MAX_ARGS: at most 255 parameters a statement with the
+	// extended and prepared protocols; each reference is one.
+	os.WriteFile("a255.sql", []byte("\\set z 0\nselect greatest("+strings.Repeat(":z, ", 254)+":z);\n"), 0o644)
+	os.WriteFile("a256.sql", []byte("\\set z 0\nselect greatest("+strings.Repeat(":z, ", 255)+":z);\n"), 0o644)
+	w255, err := New(Config{Files: []string{"a255.sql"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w256, err := New(Config{Files: []string{"a256.sql"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []workload.Protocol{workload.ProtoSimple, workload.ProtoExtended, workload.ProtoPrepared} {
+		if err := w255.CheckProtocol(p); err != nil {
+			t.Errorf("255 parameters, %s: %v", p, err)
+		}
+		err := w256.CheckProtocol(p)
+		if p == workload.ProtoSimple {
+			if err != nil {
+				t.Errorf("256 variables pasted, simple: %v", err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), `a256.sql:2: statement has too many arguments (maximum is 255): select greatest(:z, :z`) || !strings.HasSuffix(err.Error(), "...") {
+			t.Errorf("256 parameters, %s: %v", p, err)
+		}
+	}
 }
 
 func TestNewErrors(t *testing.T) {
