@@ -237,6 +237,9 @@ SELECT 41 AS d, 42 AS d \gset
 SELECT 1 AS e \; SELECT 51 AS e \gset
 \set r debug(:one + :a + :b + :pre_c + :d + :e)
 `}, out: []string{`int 178\b`, `processed: 1/1`}},
+		{name: "gset NULL pasted as nothing", args: []string{"-n", "-t", "1", "-M", "simple"},
+			scripts: []string{"SELECT NULL AS n \\gset\nSELECT 'x:n' = 'x' AS ok \\gset\n\\set v debug(:ok)\n"},
+			out:     []string{`debug\(script=0,command=3\): boolean true`, `processed: 1/1`}},
 		{name: "aset", args: []string{"-n", "-t", "1", "-M", "simple"}, scripts: []string{`SELECT 1 AS p \; SELECT 2 AS q \aset
 -- several rows: the last is kept
 SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
@@ -396,6 +399,11 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 		runErr("gset after a command without rows", "SET application_name = 'tap' \\gset\n", 1, `expected one row, got 0\b`),
 		runErr("gset default column name", "SELECT 5 \\gset\n", 1, `(invalid variable name|error storing into variable) "?\?column\?`),
 		runErr("gset bad column name", "SELECT 5 AS \"no good\" \\gset\n", 1, `(invalid variable name|error storing into variable) "?no good`),
+		runErr("set negated minimum integer", "\\set i -(-9223372036854775808)\n", 1, `bigint sub out of range`),
+		// \gset stores a NULL as libpq's text of it, the empty string.
+		runErr("gset NULL in an expression", "SELECT NULL AS n \\gset\n\\set i :n + 1\n", 2,
+			`(malformed variable "n"|evaluation of meta-command failed)`),
+		runErr("gset NULL bound as empty text", "SELECT NULL AS n \\gset\nSELECT :n::int;\n", 2, `invalid input syntax for type integer: ""`),
 		runErr("aset no row", "SELECT 9 AS nothere WHERE false \\aset\n\\set v :nothere\n", 2, `undefined variable "nothere"`),
 	)
 

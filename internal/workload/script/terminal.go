@@ -34,7 +34,6 @@ type slot struct {
 func textSlot(s string) slot         { return slot{set: true, textOK: true, text: s} }
 func valSlot(v pgbench.Value) slot   { return slot{set: true, valOK: true, val: v} }
 func intSlot(n int64) slot           { return valSlot(pgbench.Value{K: pgbench.Int, I: n}) }
-func nullText() slot                 { return slot{set: true, textOK: true, valOK: true} } // SQL NULL from \gset
 func (s *slot) defined() bool        { return s.set }
 func undefinedVar(name string) error { return fmt.Errorf("undefined variable %q", name) }
 func malformed(name, text string) error {
@@ -547,7 +546,10 @@ func (t *terminal) keep(stmt int, cols []string, last []any, rows int) {
 		}
 		switch v := last[j].(type) {
 		case nil:
-			t.assign(s, nullText())
+			// pgbench stores what libpq's PQgetvalue gives for NULL, the
+			// empty string: pasted as nothing, bound as '', and no number
+			// for an expression.
+			t.assign(s, textSlot(""))
 		case string:
 			t.assign(s, textSlot(v))
 		case []byte:
