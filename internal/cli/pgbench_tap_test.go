@@ -255,6 +255,11 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 			scripts: []string{"\\set x 3\nSELECT :x;\n\\sleep 1 ms\n"}, out: []string{
 				`statement latencies in milliseconds and failures:\n +[0-9.]+ +0  \\set x 3\n +[0-9.]+ +0  SELECT :x;\n +[0-9.]+ +0  \\sleep 1 ms\n`}},
 
+		{name: "per-command report of two scripts", args: []string{"-n", "-t", "40", "-r", "-f", "{1}@2", "-f", "{2}"},
+			scripts: []string{"\\set x 1\nSELECT :x;\n", "SELECT 2;\n\\sleep 1 ms\n"}, out: []string{
+				`SQL script 1: \S+_1\.sql\n - weight: 2 \(targets 66\.7% of total\)\n - [0-9]+ transactions .*\n(?: - .*\n)* - statement latencies in milliseconds and failures:\n +[0-9.]+ +0  \\set x 1\n +[0-9.]+ +0  SELECT :x;\n`,
+				`SQL script 2: \S+_2\.sql\n - weight: 1 .*\n(?: - .*\n)* - statement latencies in milliseconds and failures:\n +[0-9.]+ +0  SELECT 2;\n +[0-9.]+ +0  \\sleep 1 ms\n`}},
+
 		// SQL as psql's lexer reads it: ';' ends a command outside quotes,
 		// dollar quotes and comments; variables are replaced everywhere,
 		// in quotes too.
