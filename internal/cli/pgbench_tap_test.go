@@ -285,17 +285,22 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 		{name: "pipeline with an error", args: []string{"-n", "-t", "1", "-M", "extended"},
 			scripts: []string{"\\startpipeline\nSELECT 1;\nSELECT 1 / 0;\nSELECT 3;\n\\endpipeline\n"}, code: 2,
 			out: []string{`processed: 0/1`, `division by zero`}},
-		// pgbench aborts the client when it reaches these (exit 2); sledge
-		// refuses the script before the run (exit 1): its pipelines never
-		// nest, end, or hold \gset, so it can never run.
+		// The pipeline's state is checked when the command runs (exit 2).
 		{name: "startpipeline twice", args: []string{"-n", "-t", "1", "-M", "extended"},
-			scripts: []string{"\\startpipeline\n\\startpipeline\n\\endpipeline\n"}, code: 1, out: []string{`startpipeline inside a pipeline`}},
+			scripts: []string{"\\startpipeline\n\\startpipeline\n\\endpipeline\n"}, code: 2,
+			out: []string{`processed: 0/1`, failedAt(2), `already in (a )?pipeline`}},
 		{name: "endpipeline without start", args: []string{"-n", "-t", "1", "-M", "extended"},
-			scripts: []string{"\\endpipeline\n"}, code: 1, out: []string{`endpipeline without matching \\startpipeline`}},
+			scripts: []string{"SELECT 1;\n\\endpipeline\n"}, code: 2,
+			out: []string{`processed: 0/1`, failedAt(2), `(not in pipeline mode|endpipeline outside a pipeline)`}},
 		{name: "pipeline never ended", args: []string{"-n", "-t", "1", "-M", "extended"},
-			scripts: []string{"\\startpipeline\nSELECT 1;\n"}, code: 1, out: []string{`missing \\endpipeline`}},
-		{name: "gset in a pipeline", args: []string{"-n", "-t", "1", "-M", "extended"},
-			scripts: []string{"\\startpipeline\nSELECT 1 AS one \\gset\n\\endpipeline\n"}, code: 1, out: []string{`gset is not allowed inside a pipeline`}},
+			scripts: []string{"\\startpipeline\nSELECT 1;\n"}, code: 2,
+			out: []string{`processed: 0/1`, `end of script reached with pipeline open`}},
+		{name: "gset in a pipeline", args: []string{"-n", "-t", "1", "-M", "prepared"},
+			scripts: []string{"\\startpipeline\nSELECT 1 AS one \\gset\n\\endpipeline\n"}, code: 2,
+			out: []string{`processed: 0/1`, failedAt(2), `gset (and \\aset )?(is not allowed in pipeline mode|cannot be used inside a pipeline)`}},
+		// pgbench aborts the client at its \startpipeline (exit 2); sledge
+		// refuses the run before it starts (exit 1): whether a protocol
+		// or a database can pipeline is known then.
 		{name: "pipeline with the simple protocol", args: []string{"-n", "-t", "1", "-M", "simple"},
 			scripts: []string{"\\startpipeline\nSELECT 1;\n\\endpipeline\n"}, code: 1, out: []string{`pipelines .* need --protocol extended or prepared`}},
 
@@ -404,6 +409,8 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 		runErr("gset after a command without rows", "SET application_name = 'tap' \\gset\n", 1, `expected one row, got 0\b`),
 		runErr("gset default column name", "SELECT 5 \\gset\n", 1, `(invalid variable name|error storing into variable) "?\?column\?`),
 		runErr("gset bad column name", "SELECT 5 AS \"no good\" \\gset\n", 1, `(invalid variable name|error storing into variable) "?no good`),
+		runErr("set invalid variable name", "\\set 1x 1\n", 1, `invalid variable name:? "1x"`),
+		runErr("setshell invalid variable name", "\\setshell x. echo 3\n", 1, `invalid variable name:? "x\."`),
 		runErr("set negated minimum integer", "\\set i -(-9223372036854775808)\n", 1, `bigint sub out of range`),
 		// \gset stores a NULL as libpq's text of it, the empty string.
 		runErr("gset NULL in an expression", "SELECT NULL AS n \\gset\n\\set i :n + 1\n", 2,
@@ -455,9 +462,6 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 		parseErr("elif bad expression", "\\if false\n\\elif 1 -\n\\endif\n", `syntax error`),
 		parseErr("else with an argument", "\\if false\n\\else 1\n\\endif\n", `\\else takes no argument`),
 		parseErr("endif with an argument", "\\if false\n\\endif 1\n", `\\endif takes no argument`),
-		// pgbench checks a \set's variable name when it assigns it (exit
-		// 2); sledge when it reads the script.
-		parseErr("set invalid variable name", "\\set 1x 1\n", `invalid variable name "1x"`),
 		tapCase{name: "empty script", args: []string{"-n", "-t", "1"}, scripts: []string{"-- nothing but a comment\n"}, code: 1,
 			out: []string{`empty script`}},
 	)

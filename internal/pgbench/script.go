@@ -94,8 +94,6 @@ type scriptParser struct {
 
 	// open conditionals, innermost last
 	conds []*condFrame
-	// the open pipeline's \startpipeline, or nil
-	pipeline *Command
 }
 
 type condFrame struct {
@@ -142,9 +140,6 @@ func (p *scriptParser) parse() error {
 	}
 	if n := len(p.conds); n > 0 {
 		return fmt.Errorf("%s: missing \\endif for the \\if at line %d", p.name, p.conds[n-1].line)
-	}
-	if p.pipeline != nil {
-		return fmt.Errorf("%s: missing \\endpipeline for the \\startpipeline at line %d", p.name, p.pipeline.Line)
 	}
 	if len(p.cmds) == 0 {
 		return fmt.Errorf("%s: empty script, expected at least one SQL command or meta-command", p.name)
@@ -607,9 +602,8 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if len(args) < 2 {
 			return 0, p.errAt(b, `\set needs a variable name and an expression`)
 		}
-		if !ValidVarName(args[0].s) {
-			return 0, p.errAt(b, `invalid variable name %q in \set, expected letters, digits and _, not starting with a digit`, args[0].s)
-		}
+		// An invalid name (ValidVarName) fails when the command runs, as
+		// in pgbench.
 		cmd.Kind = CmdSet
 		cmd.Var = args[0].s
 		ex, err := parseExpr(logical[args[0].end:])
@@ -686,10 +680,7 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if len(args) < 2 {
 			return 0, p.errAt(b, `\setshell needs a variable name and a command`)
 		}
-		if !ValidVarName(args[0].s) {
-			return 0, p.errAt(b, `invalid variable name %q in \setshell, expected letters, digits and _, not starting with a digit`, args[0].s)
-		}
-		cmd.Kind = CmdSetShell
+		cmd.Kind = CmdSetShell // an invalid name fails when it runs
 		cmd.Var = args[0].s
 		for _, w := range args[1:] {
 			a, err := p.shellArg(b, name, w.s)
@@ -726,9 +717,6 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if prev == nil || prev.Kind != CmdSQL || prev.SQL.Store != StoreNone {
 			return 0, p.errAt(b, `\%s must follow an SQL command, expected a query before it`, name)
 		}
-		if p.pipeline != nil {
-			return 0, p.errAt(b, `\%s is not allowed inside a pipeline (\startpipeline at line %d)`, name, p.pipeline.Line)
-		}
 		prev.SQL.Store = StoreGset
 		if name == "aset" {
 			prev.SQL.Store = StoreAset
@@ -742,18 +730,14 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if err := noArgs(); err != nil {
 			return 0, err
 		}
-		if p.pipeline != nil {
-			return 0, p.errAt(b, `\startpipeline inside a pipeline, expected \endpipeline first (pipelines do not nest; the open one starts at line %d)`, p.pipeline.Line)
-		}
+		// pgbench checks the pipeline's state when the command runs
+		// (already in pipeline mode, not in pipeline mode, \gset in a
+		// pipeline, a pipeline left open): so does the interpreter.
 		cmd.Kind = CmdStartPipeline
-		p.pipeline = cmd
 
 	case "syncpipeline":
 		if err := noArgs(); err != nil {
 			return 0, err
-		}
-		if p.pipeline == nil {
-			return 0, p.errAt(b, `\syncpipeline outside a pipeline, expected it between \startpipeline and \endpipeline`)
 		}
 		cmd.Kind = CmdSyncPipeline
 
@@ -761,11 +745,7 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if err := noArgs(); err != nil {
 			return 0, err
 		}
-		if p.pipeline == nil {
-			return 0, p.errAt(b, `\endpipeline without matching \startpipeline`)
-		}
 		cmd.Kind = CmdEndPipeline
-		p.pipeline = nil
 
 	default:
 		return 0, p.errAt(b, `invalid command \%s, expected one of %s`, words[0].s, metaCommands)

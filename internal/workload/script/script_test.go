@@ -261,6 +261,27 @@ insert into out values ('x', :x + 0), ('y', :y);
 			err:    `script x.sql command 1 (line 1): \setshell: shell command must return an integer (not "abc")`,
 		},
 		{
+			// pgbench checks the name when it assigns: after the
+			// expression or the shell command.
+			name:   "set invalid variable name",
+			script: "insert into out values ('a', 1);\n\\set 1x 1 + 1\n",
+			protos: []workload.Protocol{workload.ProtoSimple},
+			err:    `script x.sql command 2 (line 2): \set: invalid variable name "1x"`,
+			want:   "a=1",
+		},
+		{
+			name:   "set invalid variable name, its expression first",
+			script: "\\set x. 1 / 0\n",
+			protos: []workload.Protocol{workload.ProtoSimple},
+			err:    `script x.sql command 1 (line 1): division by zero`,
+		},
+		{
+			name:   "setshell invalid variable name",
+			script: "\\setshell 9 echo 1\n",
+			protos: []workload.Protocol{workload.ProtoSimple},
+			err:    `script x.sql command 1 (line 1): \setshell: invalid variable name "9"`,
+		},
+		{
 			name:   "shell command failure",
 			script: "select 1;\n\\shell exit 3\n",
 			protos: []workload.Protocol{workload.ProtoSimple},

@@ -242,6 +242,10 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 		case pgbench.CmdSet:
 			var v pgbench.Value
 			if v, err = t.eval(k.expr); err == nil {
+				if k.badVar {
+					err = fmt.Errorf("\\set: invalid variable name %q", k.c.Var)
+					break
+				}
 				t.assign(k.slot, valSlot(v))
 			}
 		case pgbench.CmdIf, pgbench.CmdElif:
@@ -655,6 +659,9 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 	n, err := strconv.ParseInt(res, 10, 64)
 	if err != nil {
 		return fmt.Errorf("%s: shell command must return an integer (not %q)", name, res)
+	}
+	if k.badVar {
+		return fmt.Errorf("%s: invalid variable name %q", name, k.c.Var)
 	}
 	t.assign(k.slot, intSlot(n))
 	return nil
