@@ -67,7 +67,7 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 	return &scriptConn{
 		ScriptOnly: db.ScriptOnly{DB: "postgres", Proto: p},
 		c:          c,
-		copy:       g,
+		guard:      g,
 		pc:         c.PgConn(),
 		wire:       metrics.WireFrom(ctx),
 		stmts:      map[int]*scriptStmt{},
@@ -81,7 +81,7 @@ type scriptConn struct {
 	c             *pgx.Conn // owns pc; only used to close it
 	pc            *pgconn.PgConn
 	wire          *metrics.WireCounts // the dial counted into it; nil: not counted
-	copy          *copyGuard          // refuses COPY as pgbench does (copyguard.go)
+	guard         *copyGuard          // refuses COPY as pgbench does (copyguard.go)
 
 	// stmts are the statements prepared on this connection (ProtoPrepared),
 	// by SQLQuery.ID, named P_<ID> as pgbench names them.
@@ -144,7 +144,7 @@ func (c *scriptConn) InTransaction() bool {
 // A COPY fails the command, as it aborts a pgbench client.
 func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
 	err := c.runSQL(ctx, q, keep)
-	if c.copy.take() {
+	if c.guard.take() {
 		return c.copyErr(q.Text)
 	}
 	return err
@@ -395,7 +395,7 @@ func (c *scriptConn) StartPipeline(ctx context.Context) error {
 		return c.fail("\\startpipeline", err)
 	}
 	c.pipe, c.ops = p, c.ops[:0]
-	c.copy.pipeline = true
+	c.guard.pipeline = true
 	return nil
 }
 
@@ -450,7 +450,7 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 	}
 	p := c.pipe
 	c.pipe = nil
-	c.copy.pipeline = false
+	c.guard.pipeline = false
 	defer c.w.End() // in flight since StartPipeline
 	var first error
 	record := func(text string, err error) {
@@ -526,7 +526,7 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 		}
 	}
 	c.ops = c.ops[:0]
-	if c.copy.take() {
+	if c.guard.take() {
 		// The guard ended the connection (copyguard.go): say why.
 		return c.copyErr("\\endpipeline")
 	}
