@@ -403,7 +403,7 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 		runErr("setshell failing command", "\\setshell i sledge-no-such-command-xyz\n", 1, `sledge-no-such-command-xyz`),
 		runErr("shell failing command", "\\shell sledge-no-such-command-xyz\n", 1, `shell.*sledge-no-such-command-xyz`),
 		runErr("shell undefined variable", "\\shell echo ::literal :neverset\n", 1, `undefined variable "neverset"`),
-		runErr("sleep undefined variable", "\\sleep :neverset ms\n", 1, `undefined variable "neverset"`),
+		runErr("sleep undefined variable", "\\sleep :neverset ms\n", 1, `sleep: undefined variable "neverset"`),
 		runErr("gset no row", "SELECT 1 AS x WHERE false \\gset\n", 1, `expected one row, got 0\b`),
 		runErr("gset two rows", "SELECT g FROM generate_series(1, 2) g \\gset\n", 1, `expected one row, got 2\b`),
 		runErr("gset after a command without rows", "SET application_name = 'tap' \\gset\n", 1, `expected one row, got 0\b`),

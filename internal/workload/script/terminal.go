@@ -596,11 +596,11 @@ func (t *terminal) sleep(ctx context.Context, k *cmd) error {
 	if k.sleepVar >= 0 {
 		v, err := t.value(k.sleepVar)
 		if err != nil {
-			return err
+			return fmt.Errorf("\\sleep: %w", err) // pgbench: "sleep: undefined variable"
 		}
 		n, err := v.AsInt()
 		if err != nil {
-			return fmt.Errorf("invalid sleep time %q, must be an integer", t.text(&t.vars[k.sleepVar]))
+			return fmt.Errorf("\\sleep: invalid sleep time %q, must be an integer", t.text(&t.vars[k.sleepVar]))
 		}
 		d = time.Duration(n) * k.unit
 	}
