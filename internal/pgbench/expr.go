@@ -476,8 +476,10 @@ func (ps *exprParser) unary() (Expr, *exprError) {
 		if err != nil {
 			return nil, err
 		}
-		if c, ok := e.(Const); ok && c.V.K == Int {
-			// 0 - c cannot overflow here (INT64_MIN is lexed apart).
+		if c, ok := e.(Const); ok && c.V.K == Int && c.V.I != math.MinInt64 {
+			// 0 - c cannot overflow here. INT64_MIN comes only in
+			// parentheses, -(-9223372036854775808): pgbench's 0 - c then
+			// fails when it runs (bigint sub out of range).
 			return Const{V: IntValue(-c.V.I)}, nil
 		}
 		return Call{Fn: "unary-", Args: []Expr{e}, id: fNeg}, nil

@@ -258,6 +258,8 @@ func TestEvalSemantics(t *testing.T) {
 		{src: "-:d", want: DoubleValue(-2.5)},
 		{src: "-:t", err: "cannot coerce boolean to int"},
 		{src: "- (-9223372036854775807 - 1)", err: "bigint sub out of range"},
+		{src: "-(-9223372036854775808)", err: "bigint sub out of range"}, // pgbench: 0 - c, when it runs
+		{src: "-(9223372036854775807)", want: IntValue(-math.MaxInt64)},
 		{src: "1 << 63", want: IntValue(math.MinInt64)},
 		{src: "1 << -1", want: IntValue(math.MinInt64)},
 		{src: "-1 >> 70", want: IntValue(-1)},

@@ -94,8 +94,6 @@ type scriptParser struct {
 
 	// open conditionals, innermost last
 	conds []*condFrame
-	// the open pipeline's \startpipeline, or nil
-	pipeline *Command
 }
 
 type condFrame struct {
@@ -142,9 +140,6 @@ func (p *scriptParser) parse() error {
 	}
 	if n := len(p.conds); n > 0 {
 		return fmt.Errorf("%s: missing \\endif for the \\if at line %d", p.name, p.conds[n-1].line)
-	}
-	if p.pipeline != nil {
-		return fmt.Errorf("%s: missing \\endpipeline for the \\startpipeline at line %d", p.name, p.pipeline.Line)
 	}
 	if len(p.cmds) == 0 {
 		return fmt.Errorf("%s: empty script, expected at least one SQL command or meta-command", p.name)
@@ -607,9 +602,8 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if len(args) < 2 {
 			return 0, p.errAt(b, `\set needs a variable name and an expression`)
 		}
-		if !ValidVarName(args[0].s) {
-			return 0, p.errAt(b, `invalid variable name %q in \set, expected letters, digits and _, not starting with a digit`, args[0].s)
-		}
+		// An invalid name (ValidVarName) fails when the command runs, as
+		// in pgbench.
 		cmd.Kind = CmdSet
 		cmd.Var = args[0].s
 		ex, err := parseExpr(logical[args[0].end:])
@@ -680,13 +674,13 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		}
 
 	case "setshell":
+		if err := p.maxArgs(b, name, words); err != nil {
+			return 0, err
+		}
 		if len(args) < 2 {
 			return 0, p.errAt(b, `\setshell needs a variable name and a command`)
 		}
-		if !ValidVarName(args[0].s) {
-			return 0, p.errAt(b, `invalid variable name %q in \setshell, expected letters, digits and _, not starting with a digit`, args[0].s)
-		}
-		cmd.Kind = CmdSetShell
+		cmd.Kind = CmdSetShell // an invalid name fails when it runs
 		cmd.Var = args[0].s
 		for _, w := range args[1:] {
 			a, err := p.shellArg(b, name, w.s)
@@ -697,6 +691,9 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		}
 
 	case "shell":
+		if err := p.maxArgs(b, name, words); err != nil {
+			return 0, err
+		}
 		if len(args) < 1 {
 			return 0, p.errAt(b, `\shell needs a command`)
 		}
@@ -720,9 +717,6 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if prev == nil || prev.Kind != CmdSQL || prev.SQL.Store != StoreNone {
 			return 0, p.errAt(b, `\%s must follow an SQL command, expected a query before it`, name)
 		}
-		if p.pipeline != nil {
-			return 0, p.errAt(b, `\%s is not allowed inside a pipeline (\startpipeline at line %d)`, name, p.pipeline.Line)
-		}
 		prev.SQL.Store = StoreGset
 		if name == "aset" {
 			prev.SQL.Store = StoreAset
@@ -736,18 +730,14 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if err := noArgs(); err != nil {
 			return 0, err
 		}
-		if p.pipeline != nil {
-			return 0, p.errAt(b, `\startpipeline inside a pipeline, expected \endpipeline first (pipelines do not nest; the open one starts at line %d)`, p.pipeline.Line)
-		}
+		// pgbench checks the pipeline's state when the command runs
+		// (already in pipeline mode, not in pipeline mode, \gset in a
+		// pipeline, a pipeline left open): so does the interpreter.
 		cmd.Kind = CmdStartPipeline
-		p.pipeline = cmd
 
 	case "syncpipeline":
 		if err := noArgs(); err != nil {
 			return 0, err
-		}
-		if p.pipeline == nil {
-			return 0, p.errAt(b, `\syncpipeline outside a pipeline, expected it between \startpipeline and \endpipeline`)
 		}
 		cmd.Kind = CmdSyncPipeline
 
@@ -755,11 +745,7 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		if err := noArgs(); err != nil {
 			return 0, err
 		}
-		if p.pipeline == nil {
-			return 0, p.errAt(b, `\endpipeline without matching \startpipeline`)
-		}
 		cmd.Kind = CmdEndPipeline
-		p.pipeline = nil
 
 	default:
 		return 0, p.errAt(b, `invalid command \%s, expected one of %s`, words[0].s, metaCommands)
@@ -831,6 +817,19 @@ func (p *scriptParser) sleep(b int, cmd *Command, args []word) error {
 		cmd.SleepUnit = time.Microsecond
 	default:
 		return p.errAt(b, `unrecognized time unit %q in \sleep, expected us, ms or s`, unit)
+	}
+	return nil
+}
+
+// maxMetaWords is pgbench's MAX_ARGS: the most words a meta-command's line
+// may have, its name included.
+const maxMetaWords = 256
+
+// maxArgs refuses a meta-command of more than maxMetaWords words, as
+// pgbench does when it reads the script.
+func (p *scriptParser) maxArgs(b int, name string, words []word) error {
+	if len(words) > maxMetaWords {
+		return p.errAt(b, `too many arguments in command "%s": %d words, expected at most %d with the command's name`, name, len(words), maxMetaWords)
 	}
 	return nil
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/metrics"
@@ -52,13 +54,20 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 	if err := d.ScriptSupports(p, false); err != nil {
 		return nil, err
 	}
-	c, err := d.connect(ctx, d.cfg, pgx.QueryExecModeSimpleProtocol)
+	g := &copyGuard{extended: p != workload.ProtoSimple}
+	cfg := d.cfg.Copy()
+	cfg.BuildFrontend = func(r io.Reader, w io.Writer) *pgproto3.Frontend {
+		g.r, g.w = r, w
+		return pgproto3.NewFrontend(g, w)
+	}
+	c, err := d.connect(ctx, cfg, pgx.QueryExecModeSimpleProtocol)
 	if err != nil {
 		return nil, err
 	}
 	return &scriptConn{
 		ScriptOnly: db.ScriptOnly{DB: "postgres", Proto: p},
 		c:          c,
+		guard:      g,
 		pc:         c.PgConn(),
 		wire:       metrics.WireFrom(ctx),
 		stmts:      map[int]*scriptStmt{},
@@ -72,6 +81,7 @@ type scriptConn struct {
 	c             *pgx.Conn // owns pc; only used to close it
 	pc            *pgconn.PgConn
 	wire          *metrics.WireCounts // the dial counted into it; nil: not counted
+	guard         *copyGuard          // refuses COPY as pgbench does (copyguard.go)
 
 	// stmts are the statements prepared on this connection (ProtoPrepared),
 	// by SQLQuery.ID, named P_<ID> as pgbench names them.
@@ -131,7 +141,21 @@ func (c *scriptConn) InTransaction() bool {
 }
 
 // RunSQL sends q by the session's protocol and reads all of its results.
+// A COPY fails the command, as it aborts a pgbench client.
 func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
+	err := c.runSQL(ctx, q, keep)
+	if c.guard.take() {
+		return c.copyErr(q.Text)
+	}
+	return err
+}
+
+// copyErr is the error of a command that started a COPY.
+func (c *scriptConn) copyErr(text string) error {
+	return &db.OpError{DB: "postgres", Op: "exec", Stmt: db.FirstLine(strings.TrimSpace(text)), Err: errScriptCopy}
+}
+
+func (c *scriptConn) runSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
 	if c.pipe != nil {
 		return c.queue(q, keep) // in flight since StartPipeline
 	}
@@ -371,6 +395,7 @@ func (c *scriptConn) StartPipeline(ctx context.Context) error {
 		return c.fail("\\startpipeline", err)
 	}
 	c.pipe, c.ops = p, c.ops[:0]
+	c.guard.pipeline = true
 	return nil
 }
 
@@ -425,6 +450,7 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 	}
 	p := c.pipe
 	c.pipe = nil
+	c.guard.pipeline = false
 	defer c.w.End() // in flight since StartPipeline
 	var first error
 	record := func(text string, err error) {
@@ -500,6 +526,10 @@ func (c *scriptConn) EndPipeline(context.Context) error {
 		}
 	}
 	c.ops = c.ops[:0]
+	if c.guard.take() {
+		// The guard ended the connection (copyguard.go): say why.
+		return c.copyErr("\\endpipeline")
+	}
 	return first
 }
 

@@ -556,3 +556,72 @@ func BenchmarkRunSQLPrepared(b *testing.B) {
 		})
 	}
 }
+
+// COPY fails the command at once, in every protocol, as it aborts a
+// pgbench client; the session goes on: the next command runs, in a
+// transaction block too. Without the guard COPY FROM STDIN waits for data
+// forever and COPY TO STDOUT passes.
+func TestScriptCopyRefused(t *testing.T) {
+	d, _ := scriptDB(t)
+	for _, p := range protocols {
+		t.Run(p.String(), func(t *testing.T) {
+			// One context for every call: the session's watcher is for a
+			// context that outlives its calls (a virtual user's).
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			c := connectScript(t, ctx, d, p)
+			table := "copy_" + p.String()
+			mustRun(t, c, sqlq(t, p, 1, "CREATE TABLE "+table+" (x int)"))
+			for i, text := range []string{"COPY " + table + " FROM STDIN", "COPY (SELECT g FROM generate_series(1, 1000) g) TO STDOUT",
+				"COPY " + table + " FROM STDIN WITH (FORMAT csv)"} {
+				start := time.Now()
+				err := c.RunSQL(ctx, sqlq(t, p, 10+i, text), nil)
+				if err == nil || !strings.Contains(err.Error(), "COPY is not supported") {
+					t.Errorf("%s: %v, want COPY is not supported", text, err)
+				}
+				if d := time.Since(start); d > 5*time.Second {
+					t.Errorf("%s took %v", text, d)
+				}
+				if got := mustRun(t, c, sqlq(t, p, 2, "SELECT count(*) AS n FROM "+table)); len(got) != 1 || got[0].Last[0] != "0" {
+					t.Errorf("after %s: %v", text, got)
+				}
+			}
+			// In a transaction block: the block has failed, ROLLBACK ends it.
+			mustRun(t, c, sqlq(t, p, 3, "BEGIN"))
+			if _, err := run(t, c, sqlq(t, p, 10, "COPY "+table+" FROM STDIN")); err == nil {
+				t.Error("COPY in a block: no error")
+			}
+			if err := c.Rollback(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if c.InTransaction() {
+				t.Error("still in a transaction after Rollback")
+			}
+			mustRun(t, c, sqlq(t, p, 2, "SELECT count(*) AS n FROM "+table))
+		})
+	}
+	// In a pipeline the session cannot answer in time: the command fails
+	// just as promptly, and the session is broken, to be opened again.
+	c := connectScript(t, context.Background(), d, workload.ProtoExtended)
+	pl := c.(workload.Pipeliner)
+	mustRun(t, c, sqlq(t, workload.ProtoExtended, 1, "CREATE TABLE copy_pipe (x int)"))
+	if err := pl.StartPipeline(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"SELECT 1", "COPY copy_pipe FROM STDIN", "SELECT 2"} {
+		if err := c.RunSQL(context.Background(), sqlq(t, workload.ProtoExtended, 20+i, text), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := time.Now()
+	err := pl.EndPipeline(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "COPY is not supported") {
+		t.Errorf("pipeline with COPY: %v, want COPY is not supported", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("pipeline with COPY took %v", d)
+	}
+	if b, ok := c.(interface{ Broken() bool }); !ok || !b.Broken() {
+		t.Error("the session of a pipeline with COPY is not broken")
+	}
+}

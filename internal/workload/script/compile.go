@@ -61,9 +61,12 @@ type cmd struct {
 	text   string   // the whole text when there is no reference
 
 	// \set, \setshell: the variable assigned; \set, \if, \elif: the
-	// expression.
-	slot int
-	expr pgbench.Expr
+	// expression. badVar: the name is not a variable's, which fails the
+	// command when it runs (after its expression or shell command), as
+	// pgbench's assignment does.
+	slot   int
+	badVar bool
+	expr   pgbench.Expr
 
 	// \sleep: a constant duration, or sleepVar's value (slot ≥ 0) times
 	// unit.
@@ -166,7 +169,7 @@ func (p *program) compileCmd(k *cmd, c *pgbench.Command) error {
 			k.text = k.pieces[0]
 		}
 	case pgbench.CmdSet:
-		k.slot = p.slotOf(c.Var)
+		k.slot, k.badVar = p.slotOf(c.Var), !validName(c.Var)
 		k.expr = c.Expr
 		p.walk(c.Expr)
 	case pgbench.CmdIf, pgbench.CmdElif:
@@ -191,7 +194,7 @@ func (p *program) compileCmd(k *cmd, c *pgbench.Command) error {
 		k.sleep = time.Duration(n) * k.unit
 	case pgbench.CmdSetShell, pgbench.CmdShell:
 		if c.Kind == pgbench.CmdSetShell {
-			k.slot = p.slotOf(c.Var)
+			k.slot, k.badVar = p.slotOf(c.Var), !validName(c.Var)
 		}
 		if len(c.Args) == 0 {
 			return fmt.Errorf("missing shell command")

@@ -199,10 +199,30 @@ func (w *Workload) firstCompound() (string, bool) {
 	return "", false
 }
 
+// maxQueryArgs is the most variables a SQL command may reference with the
+// extended and prepared protocols: pgbench's MAX_ARGS (256) less the
+// command's own slot. Each reference counts, as each is a parameter.
+const maxQueryArgs = 255
+
 // CheckProtocol returns nil, or one line saying why the scripts cannot run
 // with protocol p: compound queries need the simple protocol, pipelines
-// the extended or prepared one (as with pgbench).
+// the extended or prepared one, and those take at most 255 parameters a
+// statement (as with pgbench).
 func (w *Workload) CheckProtocol(p workload.Protocol) error {
+	if p != workload.ProtoSimple {
+		for _, s := range w.scripts {
+			for _, c := range s.Commands {
+				if c.Kind != pgbench.CmdSQL || c.SQL == nil {
+					continue
+				}
+				for _, q := range c.SQL.Queries {
+					if len(q.Vars) > maxQueryArgs {
+						return fmt.Errorf("%s:%d: statement has too many arguments (maximum is %d): %s", s.Name, c.Line, maxQueryArgs, clip(c.Text, 80))
+					}
+				}
+			}
+		}
+	}
 	if p == workload.ProtoSimple {
 		for _, s := range w.scripts {
 			for _, c := range s.Commands {
@@ -217,6 +237,14 @@ func (w *Workload) CheckProtocol(p workload.Protocol) error {
 		return fmt.Errorf("%s: compound queries (\\;) need --protocol simple", at)
 	}
 	return nil
+}
+
+// clip shortens s to at most n bytes for a message, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }
 
 // Name is the workload's name.

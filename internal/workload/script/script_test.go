@@ -261,6 +261,27 @@ insert into out values ('x', :x + 0), ('y', :y);
 			err:    `script x.sql command 1 (line 1): \setshell: shell command must return an integer (not "abc")`,
 		},
 		{
+			// pgbench checks the name when it assigns: after the
+			// expression or the shell command.
+			name:   "set invalid variable name",
+			script: "insert into out values ('a', 1);\n\\set 1x 1 + 1\n",
+			protos: []workload.Protocol{workload.ProtoSimple},
+			err:    `script x.sql command 2 (line 2): \set: invalid variable name "1x"`,
+			want:   "a=1",
+		},
+		{
+			name:   "set invalid variable name, its expression first",
+			script: "\\set x. 1 / 0\n",
+			protos: []workload.Protocol{workload.ProtoSimple},
+			err:    `script x.sql command 1 (line 1): division by zero`,
+		},
+		{
+			name:   "setshell invalid variable name",
+			script: "\\setshell 9 echo 1\n",
+			protos: []workload.Protocol{workload.ProtoSimple},
+			err:    `script x.sql command 1 (line 1): \setshell: invalid variable name "9"`,
+		},
+		{
 			name:   "shell command failure",
 			script: "select 1;\n\\shell exit 3\n",
 			protos: []workload.Protocol{workload.ProtoSimple},
@@ -283,12 +304,13 @@ insert into out values ('x', :x + 0), ('y', :y);
 			want:   "z=1", // the insert ran: autocommit, as with pgbench
 		},
 		{
-			name: "gset prefix, NULL bound as NULL",
+			// pgbench stores libpq's text of a NULL, the empty string.
+			name: "gset prefix, NULL bound as empty text",
 			script: `select 5 as v, null as n \gset p_
-insert into out values ('v', :p_v), ('n', coalesce(:p_n, 'null'));
+insert into out values ('v', :p_v), ('n', '<' || coalesce(:p_n, 'null') || '>');
 `,
 			protos: []workload.Protocol{workload.ProtoExtended, workload.ProtoPrepared},
-			want:   "n=null,v=5",
+			want:   "n=<>,v=5",
 		},
 		{
 			name: "gset NULL pasted as empty text",
@@ -830,6 +852,33 @@ func TestCheckProtocol(t *testing.T) {
 	}
 	if err := wp.CheckProtocol(workload.ProtoExtended); err != nil {
 		t.Error(err)
+	}
+	// pgbench's MAX_ARGS: at most 255 parameters a statement with the
+	// extended and prepared protocols; each reference is one.
+	os.WriteFile("a255.sql", []byte("\\set z 0\nselect greatest("+strings.Repeat(":z, ", 254)+":z);\n"), 0o644)
+	os.WriteFile("a256.sql", []byte("\\set z 0\nselect greatest("+strings.Repeat(":z, ", 255)+":z);\n"), 0o644)
+	w255, err := New(Config{Files: []string{"a255.sql"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w256, err := New(Config{Files: []string{"a256.sql"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []workload.Protocol{workload.ProtoSimple, workload.ProtoExtended, workload.ProtoPrepared} {
+		if err := w255.CheckProtocol(p); err != nil {
+			t.Errorf("255 parameters, %s: %v", p, err)
+		}
+		err := w256.CheckProtocol(p)
+		if p == workload.ProtoSimple {
+			if err != nil {
+				t.Errorf("256 variables pasted, simple: %v", err)
+			}
+			continue
+		}
+		if err == nil || !strings.HasPrefix(err.Error(), `a256.sql:2: statement has too many arguments (maximum is 255): select greatest(:z, :z`) || !strings.HasSuffix(err.Error(), "...") {
+			t.Errorf("256 parameters, %s: %v", p, err)
+		}
 	}
 }
 

@@ -34,7 +34,6 @@ type slot struct {
 func textSlot(s string) slot         { return slot{set: true, textOK: true, text: s} }
 func valSlot(v pgbench.Value) slot   { return slot{set: true, valOK: true, val: v} }
 func intSlot(n int64) slot           { return valSlot(pgbench.Value{K: pgbench.Int, I: n}) }
-func nullText() slot                 { return slot{set: true, textOK: true, valOK: true} } // SQL NULL from \gset
 func (s *slot) defined() bool        { return s.set }
 func undefinedVar(name string) error { return fmt.Errorf("undefined variable %q", name) }
 func malformed(name, text string) error {
@@ -243,6 +242,10 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 		case pgbench.CmdSet:
 			var v pgbench.Value
 			if v, err = t.eval(k.expr); err == nil {
+				if k.badVar {
+					err = fmt.Errorf("\\set: invalid variable name %q", k.c.Var)
+					break
+				}
 				t.assign(k.slot, valSlot(v))
 			}
 		case pgbench.CmdIf, pgbench.CmdElif:
@@ -547,7 +550,10 @@ func (t *terminal) keep(stmt int, cols []string, last []any, rows int) {
 		}
 		switch v := last[j].(type) {
 		case nil:
-			t.assign(s, nullText())
+			// pgbench stores what libpq's PQgetvalue gives for NULL, the
+			// empty string: pasted as nothing, bound as '', and no number
+			// for an expression.
+			t.assign(s, textSlot(""))
 		case string:
 			t.assign(s, textSlot(v))
 		case []byte:
@@ -590,11 +596,11 @@ func (t *terminal) sleep(ctx context.Context, k *cmd) error {
 	if k.sleepVar >= 0 {
 		v, err := t.value(k.sleepVar)
 		if err != nil {
-			return err
+			return fmt.Errorf("\\sleep: %w", err) // pgbench: "sleep: undefined variable"
 		}
 		n, err := v.AsInt()
 		if err != nil {
-			return fmt.Errorf("invalid sleep time %q, must be an integer", t.text(&t.vars[k.sleepVar]))
+			return fmt.Errorf("\\sleep: invalid sleep time %q, must be an integer", t.text(&t.vars[k.sleepVar]))
 		}
 		d = time.Duration(n) * k.unit
 	}
@@ -653,6 +659,9 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 	n, err := strconv.ParseInt(res, 10, 64)
 	if err != nil {
 		return fmt.Errorf("%s: shell command must return an integer (not %q)", name, res)
+	}
+	if k.badVar {
+		return fmt.Errorf("%s: invalid variable name %q", name, k.c.Var)
 	}
 	t.assign(k.slot, intSlot(n))
 	return nil
