@@ -356,7 +356,7 @@ SELECT 3 AS p UNION ALL SELECT 4 ORDER BY 1 DESC \aset
 			scripts: []string{tapSerialization}, out: []string{`processed: 1/2`, `number of failed transactions: 1 `},
 			// pgbench counts the failure and exits 0: only an aborted
 			// client makes it exit 2.
-			skip: "sledge pgbench exits 2 for any failed transaction; pgbench 0 when the failures are serialization failures or deadlocks (internal/runner's FailedTxErr and internal/cli/pgbench.go's pgbStatus decide it)"},
+		},
 
 		// A transaction left open at the end of the script. pgbench
 		// aborts the client after counting its first transaction; sledge
