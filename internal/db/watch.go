@@ -41,13 +41,20 @@ func (w *Watcher) Begin(ctx context.Context, nc net.Conn) error {
 		w.busy.Store(false)
 		return err
 	}
-	if ctx.Done() == nil || ctx == w.watched {
+	if ctx == w.watched || (ctx.Done() == nil && w.watched == nil) {
 		return nil
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.stop != nil {
 		w.stop()
+		w.stop = nil
+	}
+	if ctx.Done() == nil {
+		// A call that cannot be cancelled: the context watched before
+		// must not interrupt it if it ends now.
+		w.watched = nil
+		return nil
 	}
 	w.watched = ctx
 	w.stop = context.AfterFunc(ctx, func() {
