@@ -18,6 +18,7 @@ import (
 type runOpts struct {
 	common
 	runner.RunOptions
+	workerArgs []string // a local worker's arguments (--workers)
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -109,6 +110,11 @@ all are TPC-H-derived, never TPC-H results.`,
 				return err
 			}
 			defer stopProfile()
+			if o.Cluster.Coordinator != "" {
+				// A worker of a scale-out run: the coordinator records the job.
+				return runRun(cmd.Context(), env, o, w, url)
+			}
+			o.workerArgs = workerArgsOf(cmd, args)
 			job, jenv, err := startJob(cmd, env, "run", w, url)
 			if err != nil {
 				return err
@@ -126,7 +132,7 @@ all are TPC-H-derived, never TPC-H results.`,
 // progress display and summary.
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
 	_, err := runner.Run(ctx, runner.RunEnv{
-		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job,
+		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job, WorkerArgs: o.workerArgs,
 		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
 			_, err := runner.BuildSchema(ctx, buildEnv(env, nil), s, w, 1, defaultBuildVUs(), o.JSON)
 			return err

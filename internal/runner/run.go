@@ -52,6 +52,10 @@ type RunEnv struct {
 	// Metrics starts serving the run's live metrics at addr (--metrics)
 	// once its options are checked, before anything is opened.
 	Metrics func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (MetricsServer, error)
+	// WorkerArgs are the arguments of a local worker of `run --workers N`
+	// (docs/workers.md): run's own, without the database URL and the
+	// options only the coordinator uses.
+	WorkerArgs []string
 }
 
 // MetricsServer serves one run's live metrics (run --metrics).
@@ -172,6 +176,15 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	}
 	if o.MetricsLinger != 0 && o.Metrics == "" {
 		return Usagef("--metrics-linger applies to --metrics")
+	}
+	role, err := o.checkCluster(env.Getenv)
+	if err != nil {
+		return err
+	}
+	if role == roleWorker {
+		// A worker shows nothing and records nothing: the coordinator does.
+		env.Header, env.Display, env.Result, env.Metrics, env.Job = nil, nil, nil, nil, nil
+		o.Metrics, o.JSON, thresholds = "", true, nil
 	}
 	if env.DryRun {
 		return nil
@@ -342,7 +355,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	// Pinned only when each VU has its connection: thousands of mostly
 	// idle terminals over shared connections must not hold a thread each.
 	plan.PinThreads = raw && plan.Connections == 0
-	res, runErr := engine.Run(ctx, plan, live)
+	res, workers, runErr := runPlan(ctx, env, o, role, w, url, plan, live)
 	undoThreads()
 	closeLog()
 	if logErr != nil && runErr == nil {
@@ -359,6 +372,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		return runErr
 	}
 	sum := Summarize(w, s, info, mode, o, res)
+	sum.Workers = workers
 	*out = sum
 	sc.Fill(sum, sum.Processed)
 	sum.Thresholds = EvalThresholds(thresholds, w, sum)
