@@ -548,12 +548,25 @@ loop:
 	details := merge(res, members, plan.Mix, measureStart, winEnd)
 	res.EdgeGap = "the workers' sessions are not held at the edges of the interval (--workers)"
 	res.End = time.Now()
-	for _, d := range details {
-		if d.State == "vanished" && env.Stderr != nil {
-			fmt.Fprintf(env.Stderr, "sledge: worker %d (%s) vanished: %.0f%% of its share of the measured interval is missing\n", d.Index, d.Share, 100*d.Missed)
-		}
+	if probeErr == nil {
+		probeErr = vanishedErr(details)
 	}
 	return res, details, probeErr
+}
+
+// vanishedErr is exit 1 when workers vanished: the result is out, with
+// what they had sent, but it is not the whole run.
+func vanishedErr(details []WorkerJSON) error {
+	var gone []string
+	for _, d := range details {
+		if d.State == "vanished" {
+			gone = append(gone, fmt.Sprintf("worker %d (%s) vanished, missing %.0f%% of its share of the measured interval", d.Index, d.Share, 100*d.Missed))
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	return &ExitError{Code: ExitFailure, Err: fmt.Errorf("%s; the result holds what it sent", strings.Join(gone, "; "))}
 }
 
 // finalGrace is how long after the stop timeout the coordinator waits for

@@ -1,0 +1,315 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
+)
+
+// workersRun is one `sledge …` process of the scale-out tests.
+type workersRun struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// sledgeProc runs the real binary (local workers are processes of it) with
+// PGPASSWORD set: the URLs carry no password, as in a manifest.
+func sledgeProc(t *testing.T, srv *testdb.Server, home string, args ...string) workersRun {
+	t.Helper()
+	bin := sledgeBinary(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_JOBS_DB="+filepath.Join(home, "jobs.db"), "SLEDGE_DB=")
+	if srv != nil {
+		cmd.Env = append(cmd.Env, "PGPASSWORD="+srv.Password)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	err := cmd.Run()
+	r := workersRun{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	if ee, ok := err.(*exec.ExitError); ok {
+		r.code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("sledge %q: %v", args, err)
+	}
+	return r
+}
+
+// pgNoPassword is a fresh database's URL on the private server, without
+// its password (PGPASSWORD gives it).
+func pgNoPassword(t *testing.T, srv *testdb.Server) string {
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", srv.User, srv.Host, srv.Port, pgbDatabase(t, srv))
+}
+
+type workersResult struct {
+	Total   struct{ Count int64 } `json:"total"`
+	NOPM    *float64              `json:"nopm"`
+	Workers []struct {
+		Index        int     `json:"index"`
+		VUs          int     `json:"vus"`
+		Share        string  `json:"share"`
+		Transactions int64   `json:"transactions"`
+		State        string  `json:"state"`
+		Missed       float64 `json:"missed"`
+	} `json:"workers"`
+}
+
+func parseWorkersResult(t *testing.T, r workersRun) workersResult {
+	t.Helper()
+	var res workersResult
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("run --json: %v\nstdout: %s\nstderr: %s", err, r.stdout, r.stderr)
+	}
+	return res
+}
+
+// tpcbContents are order-independent sums of a tpcb database after a run:
+// every transaction adds its delta to one account, teller and branch and
+// writes one history row.
+func tpcbContents(t *testing.T, srv *testdb.Server, url string) [5]int64 {
+	t.Helper()
+	ctx := context.Background()
+	name := url[strings.LastIndex(url, "/")+1:]
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var v [5]int64
+	if err := c.QueryRow(ctx, `SELECT (SELECT sum(abalance) FROM pgbench_accounts), (SELECT sum(tbalance) FROM pgbench_tellers),
+		(SELECT sum(bbalance) FROM pgbench_branches), (SELECT count(*) FROM pgbench_history),
+		(SELECT coalesce(sum(delta::bigint * aid), 0) FROM pgbench_history)`).Scan(&v[0], &v[1], &v[2], &v[3], &v[4]); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// One process, one worker and four workers, with the same seed and -t, run
+// the same transactions: the same total, and the same table contents.
+func TestWorkersRunAsOneProcess(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	const vus, iters = 8, 30
+	var contents [][5]int64
+	for _, workers := range []int{0, 1, 4} {
+		url := pgNoPassword(t, srv)
+		if r := sledgeProc(t, srv, home, "build", "tpcb", "--db", url, "-s", "1", "--no-job"); r.code != 0 {
+			t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+		}
+		args := []string{"run", "tpcb", "--db", url, "-c", strconv.Itoa(vus), "-t", strconv.Itoa(iters), "--seed", "11", "--json"}
+		if workers > 0 {
+			args = append(args, "--workers", strconv.Itoa(workers))
+		}
+		r := sledgeProc(t, srv, home, args...)
+		if r.code != 0 {
+			t.Fatalf("--workers %d: exit %d\n%s", workers, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout+r.stderr, srv.Password) {
+			t.Errorf("--workers %d: the password is in the output", workers)
+		}
+		res := parseWorkersResult(t, r)
+		if res.Total.Count != vus*iters {
+			t.Errorf("--workers %d: %d transactions, want %d", workers, res.Total.Count, vus*iters)
+		}
+		if len(res.Workers) != workers {
+			t.Fatalf("--workers %d: %d workers in the result: %+v", workers, len(res.Workers), res.Workers)
+		}
+		var sum int64
+		for k, w := range res.Workers {
+			if w.Index != k || w.State != "finished" || w.Missed != 0 || w.VUs != vus/workers {
+				t.Errorf("--workers %d: worker %+v", workers, w)
+			}
+			sum += w.Transactions
+		}
+		if workers > 0 && sum != vus*iters {
+			t.Errorf("--workers %d: the workers' transactions add up to %d, want %d", workers, sum, vus*iters)
+		}
+		if workers == 4 && res.Workers[3].Share != "clients 6-7" {
+			t.Errorf("worker 3's share: %q, want clients 6-7", res.Workers[3].Share)
+		}
+		contents = append(contents, tpcbContents(t, srv, url))
+	}
+	if contents[0][3] != vus*iters {
+		t.Errorf("history rows: %d, want %d", contents[0][3], vus*iters)
+	}
+	for i, c := range contents[1:] {
+		if c != contents[0] {
+			t.Errorf("table contents with %d worker(s): %v, one process: %v", []int{1, 4}[i], c, contents[0])
+		}
+	}
+}
+
+// TPC-C by warehouse: one worker and four give the same NOPM within noise
+// (a short run on a shared machine: within a factor of two), each worker
+// with its own warehouse.
+func TestWorkersTPCCNOPM(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	if r := sledgeProc(t, srv, home, "build", "tpcc", "--db", url, "--warehouses", "4", "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	nopm := map[int]float64{}
+	for _, workers := range []int{1, 4} {
+		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "4", "-T", "4", "--rampup", "1", "--seed", "3",
+			"--json", "--workers", strconv.Itoa(workers))
+		if r.code != 0 {
+			t.Fatalf("--workers %d: exit %d\n%s", workers, r.code, r.stderr)
+		}
+		res := parseWorkersResult(t, r)
+		if res.NOPM == nil || *res.NOPM <= 0 {
+			t.Fatalf("--workers %d: no NOPM: %s", workers, r.stdout)
+		}
+		nopm[workers] = *res.NOPM
+		if workers == 4 {
+			for k, w := range res.Workers {
+				if want := fmt.Sprintf("warehouses %d-%d", k+1, k+1); w.Share != want || w.VUs != 1 {
+					t.Errorf("worker %d: %+v, want %s with 1 VU", k, w, want)
+				}
+			}
+		}
+	}
+	if r := nopm[4] / nopm[1]; r < 0.5 || r > 2 {
+		t.Errorf("NOPM: 4 workers %.0f, 1 worker %.0f", nopm[4], nopm[1])
+	}
+}
+
+// A worker killed mid-run is reported vanished with the share it missed;
+// what it had sent counts, and the run ends on time.
+func TestWorkerKilledIsReported(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	if r := sledgeProc(t, srv, home, "build", "tpcb", "--db", url, "-s", "1", "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	bin := sledgeBinary(t)
+	const duration = 6
+	cmd := exec.Command(bin, "run", "tpcb", "--db", url, "-c", "4", "-T", strconv.Itoa(duration), "--json", "--workers", "2", "--no-job")
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=", "PGPASSWORD="+srv.Password)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Worker 1, once the measured interval has run for a while.
+	var victim int
+	for deadline := time.Now().Add(30 * time.Second); victim == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		victim = childWith(cmd.Process.Pid, "--worker-index\x001\x00")
+	}
+	if victim == 0 {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("no worker 1 among the coordinator's children\n%s", errb.String())
+	}
+	time.Sleep(3500 * time.Millisecond)
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	took := time.Since(start)
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 1 {
+		t.Errorf("exit %d, want 1\n%s", code, errb.String())
+	}
+	// Start, the run, the stop timeout at most: never waiting on the dead.
+	if took > (duration+15)*time.Second {
+		t.Errorf("the run took %s", took)
+	}
+	if !strings.Contains(errb.String(), "worker 1 (clients 2-3) vanished") {
+		t.Errorf("stderr does not report worker 1 vanished:\n%s", errb.String())
+	}
+	res := parseWorkersResult(t, workersRun{stdout: out.String(), stderr: errb.String()})
+	if len(res.Workers) != 2 {
+		t.Fatalf("workers: %+v", res.Workers)
+	}
+	w0, w1 := res.Workers[0], res.Workers[1]
+	if w0.State != "finished" || w1.State != "vanished" {
+		t.Errorf("states: %q, %q; want finished, vanished", w0.State, w1.State)
+	}
+	// Killed about 2 s into a 6 s measured interval (after start-up).
+	if w1.Missed < 0.15 || w1.Missed > 0.95 {
+		t.Errorf("worker 1 missed %.2f of the measured interval", w1.Missed)
+	}
+	if w1.Transactions == 0 {
+		t.Error("worker 1's ticks were lost: 0 transactions")
+	}
+	if res.Total.Count != w0.Transactions+w1.Transactions {
+		t.Errorf("total %d, workers %d + %d", res.Total.Count, w0.Transactions, w1.Transactions)
+	}
+}
+
+// childWith is the pid of a child of parent whose command line holds arg
+// (NUL-separated as /proc has it), 0 when none.
+func childWith(parent int, arg string) int {
+	procs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(parent) {
+			continue
+		}
+		dir := filepath.Dir(p)
+		cl, err := os.ReadFile(filepath.Join(dir, "cmdline"))
+		if err != nil || !strings.Contains(string(cl), arg) {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(dir))
+		return pid
+	}
+	return 0
+}
+
+// Bad scale-out input: one line, exit 2, before anything runs.
+func TestWorkersBadInput(t *testing.T) {
+	home := t.TempDir()
+	db := "sqlite://" + filepath.Join(home, "tpcc.db")
+	if r := sledgeProc(t, nil, home, "build", "tpcc", "--db", db, "--warehouses", "2", "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workers", "0"}, "--workers must be at least 1"},
+		{[]string{"--coordinator", "127.0.0.1:7077"}, "--coordinator needs --workers"},
+		{[]string{"--listen", ":7077"}, "--listen needs --workers"},
+		{[]string{"--workers", "2", "--coordinator", "127.0.0.1:7077", "--worker-index", "2"}, "--worker-index 2 out of range 0-1"},
+		{[]string{"--workers", "2", "--coordinator", "127.0.0.1:7077"}, "--worker-index or $JOB_COMPLETION_INDEX"},
+		{[]string{"--worker-index", "1"}, "--worker-index applies to a worker"},
+		{[]string{"--workers", "5"}, "--workers 5 is more than --vus 4"},
+		{[]string{"--workers", "3"}, "--workers 3 is more than the 2 warehouses"},
+		{[]string{"--workers", "2", "-l"}, "-l/--log with --workers"},
+	}
+	for _, tc := range cases {
+		args := append([]string{"run", "tpcc", "--db", db, "-c", "4", "-T", "1", "--rampup", "0", "--json", "--no-job"}, tc.args...)
+		r := sledgeProc(t, nil, home, args...)
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}
