@@ -1,0 +1,110 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/metrics"
+	"github.com/sledge-bench/sledge/internal/workload"
+)
+
+// Ready is called once every session is open, and the VUs start at the
+// time it gives: the measured interval counts from there.
+func TestReadyStartsTheRunAtItsTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := plan(3, 100*time.Millisecond, nil)
+		p.Rampup, p.Duration = time.Second, 2*time.Second
+		p.Probe = nil // a worker's: the coordinator reads the counters
+		var opened atomic.Int64
+		p.Connect = func(context.Context, int) (workload.Conn, error) { opened.Add(1); return fakeConn{}, nil }
+		var calls int
+		var at time.Time
+		p.Ready = func(context.Context) (time.Time, error) {
+			calls++
+			if n := opened.Load(); n != 3 {
+				t.Errorf("Ready with %d sessions open, want 3", n)
+			}
+			at = time.Now().Add(5 * time.Second)
+			return at, nil
+		}
+		res, err := Run(context.Background(), p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != 1 {
+			t.Errorf("Ready called %d times", calls)
+		}
+		if want := at.Add(p.Rampup); !res.MeasureStart.Equal(want) {
+			t.Errorf("measured from %v, want %v (start + ramp-up)", res.MeasureStart.Sub(at), p.Rampup)
+		}
+		// 20 per VU in 2 s; without a probe nothing holds the VUs at the
+		// edges, so one more per VU may end at each (the fake clock's
+		// same instant).
+		if got := res.Stats.Total().Completed(); got < 3*20 || got > 3*22 {
+			t.Errorf("%d transactions measured, want 60 to 66", got)
+		}
+	})
+}
+
+func TestReadyErrorEndsTheRun(t *testing.T) {
+	p := plan(2, time.Millisecond, nil)
+	p.Duration = time.Second
+	p.Ready = func(context.Context) (time.Time, error) {
+		return time.Time{}, errors.New("the coordinator aborted the run")
+	}
+	if _, err := Run(context.Background(), p, nil); err == nil || err.Error() != "the coordinator aborted the run" {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// The intervals taken every second add up to the measured result: the
+// same counts and the same histogram.
+func TestIntervalsAddUpToTheResult(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := plan(4, 70*time.Millisecond, func(n int) []error {
+			if n%5 == 0 {
+				return []error{errors.New("boom")}
+			}
+			return nil
+		})
+		p.Rampup, p.Duration, p.Intervals = 1500*time.Millisecond, 3*time.Second, true
+		live := NewLive(p)
+		sum := metrics.NewSet(len(p.Mix))
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stop:
+					return
+				case <-tick.C:
+				}
+				if err := live.TakeInterval(sum); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+		res, err := Run(context.Background(), p, live)
+		close(stop)
+		<-done
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := live.TakeInterval(sum); err != nil { // the rest
+			t.Fatal(err)
+		}
+		for i := range p.Mix {
+			got, want := sum[i].Summarize("x"), res.Stats[i].Summarize("x")
+			if got != want || want.Count == 0 || want.Errors == 0 {
+				t.Errorf("type %d: intervals %+v, result %+v", i, got, want)
+			}
+		}
+	})
+}
