@@ -67,6 +67,7 @@ func printHead(out io.Writer, s *runSummary) bool {
 			fmt.Fprintln(out, t)
 		}
 	}
+	printWorkers(out, s.Workers)
 	switch {
 	case s.MeasuredS == 0:
 		fmt.Fprintln(out, "nothing was measured: the run stopped before the measured interval began")

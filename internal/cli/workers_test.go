@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -310,6 +311,28 @@ func TestWorkersBadInput(t *testing.T) {
 		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 		if r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
 			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}
+
+func TestPrintWorkers(t *testing.T) {
+	cases := []struct {
+		ws   []runner.WorkerJSON
+		want string
+	}{
+		{nil, ""},
+		{[]runner.WorkerJSON{
+			{Index: 0, VUs: 2, Share: "warehouses 1-2", Transactions: 12345, State: "finished"},
+			{Index: 1, VUs: 1, Share: "warehouses 3-3", Transactions: 7, State: "vanished", Missed: 0.625},
+		}, "2 workers, started together; their histograms and counts are merged:\n" +
+			"  worker 0: warehouses 1-2, 2 virtual users, 12,345 transactions, finished\n" +
+			"  worker 1: warehouses 3-3, 1 virtual user, 7 transactions, vanished, missing 62% of its share of the measured interval\n"},
+	}
+	for _, tc := range cases {
+		var b bytes.Buffer
+		printWorkers(&b, tc.ws)
+		if b.String() != tc.want {
+			t.Errorf("got\n%s\nwant\n%s", b.String(), tc.want)
 		}
 	}
 }
