@@ -38,6 +38,11 @@ const (
 	TypeTick   = "tick"   // worker → coordinator, every second
 	TypeFinal  = "final"  // worker → coordinator, at the end
 	TypeAbort  = "abort"  // coordinator → worker: stop, with a reason
+	// TypeEdge: worker → coordinator, at an edge of the measured interval
+	// ("start", "end"), its sessions held between transactions; TypeEdged:
+	// coordinator → worker, the database's counters are read, go on.
+	TypeEdge  = "edge"
+	TypeEdged = "edged"
 )
 
 // Msg is every message; Type says which fields mean something.
@@ -59,6 +64,8 @@ type Msg struct {
 	At int64 `json:"at,omitempty"`
 	// abort
 	Reason string `json:"reason,omitempty"`
+	// edge, edged: "start" or "end"
+	Edge string `json:"edge,omitempty"`
 	// tick: Types is the measured interval since the last tick (nothing
 	// before it starts); Live the worker's counts of every phase so far.
 	Seq        int             `json:"seq,omitempty"`
@@ -105,6 +112,11 @@ type Final struct {
 	ProcessOK     bool                `json:"process_ok,omitempty"`
 	Wired         bool                `json:"wired,omitempty"`
 	ThreadUsage   bool                `json:"thread_usage,omitempty"`
+	// The edges (engine.Result.EdgeAdded, EdgeGap): transactions the
+	// worker's sessions added to the server's counters by publishing them,
+	// and why an edge may have missed some ("" when none).
+	EdgeAdded int64  `json:"edge_added,omitempty"`
+	EdgeGap   string `json:"edge_gap,omitempty"`
 }
 
 // EncodeSet puts a set on the wire.

@@ -203,11 +203,35 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 	if o.Connections > 0 {
 		plan.Connections = min(len(ids), max(1, int(math.Round(float64(o.Connections)*float64(len(ids))/float64(total)))))
 	}
-	plan.Probe = nil // the coordinator reads the database's counters
 	plan.Intervals = true
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// At each edge of the measured interval the engine holds the VUs'
+	// sessions between transactions, publishes their counters and probes:
+	// a worker's probe tells the coordinator and waits until it has read
+	// the database's counters with every worker held so.
+	edged := make(chan struct{}, 2)
+	gone := make(chan struct{})
+	edges := 0
+	plan.Probe = func(ctx context.Context) (map[string]int64, error) {
+		edges++
+		which := "start"
+		if edges > 1 {
+			which = "end"
+		}
+		if err := conn.Send(cluster.Msg{Type: cluster.TypeEdge, Edge: which}); err != nil {
+			return nil, fmt.Errorf("coordinator: %w", err)
+		}
+		select {
+		case <-edged:
+			return map[string]int64{}, nil
+		case <-gone:
+			return nil, errors.New("the coordinator is gone")
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	stopTicks := make(chan struct{})
 	ticksDone := make(chan struct{})
 	started := false
@@ -231,8 +255,12 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 			for {
 				m, err := conn.Recv(time.Time{})
 				if err != nil || m.Type == cluster.TypeAbort {
+					close(gone)
 					cancel()
 					return
+				}
+				if m.Type == cluster.TypeEdged {
+					edged <- struct{}{}
 				}
 			}
 		}()
@@ -302,7 +330,8 @@ func finalOf(res *engine.Result, ids []int) *cluster.Final {
 		MeasureStart: unixNano(res.MeasureStart), MeasureEnd: unixNano(res.MeasureEnd), Interrupted: res.Interrupted,
 		Skipped: res.Skipped, Late: res.Late, Lag: res.Lag, ConnWait: res.ConnWait, Reconnects: res.Reconnects,
 		ConnLost: res.ConnLost, OutageSeconds: res.OutageSeconds, Stuck: global(res.Stuck), Stopped: global(res.Stopped),
-		Process: res.Process, ProcessOK: res.ProcessOK, Wired: res.Wired, ThreadUsage: res.ThreadUsage}
+		Process: res.Process, ProcessOK: res.ProcessOK, Wired: res.Wired, ThreadUsage: res.ThreadUsage,
+		EdgeAdded: res.EdgeAdded, EdgeGap: res.EdgeGap}
 }
 
 func unixNano(t time.Time) int64 {
@@ -330,6 +359,7 @@ type member struct {
 	lastLive  []engine.Counts // the last tick's live counts
 	lastRecon int64
 	lastTick  time.Time // when the last tick of the measured interval came
+	edge      string    // the last edge it reached: "start", "end"
 	final     *cluster.Final
 	stats     metrics.Set // the final's
 	gone      bool        // connection ended
@@ -415,18 +445,12 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		}
 		return m, nil
 	}
-	if !timed { // the whole run is measured
-		if res.Before, err = probe(); err != nil {
-			cluster.AbortAll(peers, err.Error())
-			return nil, nil, err
-		}
-	}
 	start := time.Now().Add(startMargin)
 	if err := cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeStart, At: start.UnixNano()}); err != nil {
 		cluster.AbortAll(peers, "not every worker could be started")
 		return nil, nil, err
 	}
-	measureStart := start
+	measureStart := start // until the start edge says when
 	if timed {
 		measureStart = start.Add(o.Rampup)
 	}
@@ -453,16 +477,54 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		}
 	}()
 
-	// The phases as the workers go through them, on the coordinator's clock.
-	phase := time.NewTimer(time.Until(start))
-	defer phase.Stop()
-	nextPhase := engine.PhaseRampup
-	if !timed || o.Rampup == 0 {
-		nextPhase = engine.PhaseMeasure
+	// The edges of the measured interval: each worker's engine holds its
+	// sessions between transactions and says so; once every worker still
+	// there is held (or after half the stop timeout: a worker's own wait
+	// is the stop timeout), the coordinator reads the database's counters
+	// and lets them go on. In an iterations run the workers end one by
+	// one: the end is read once all have finished.
+	edge := &edges{done: map[string]bool{}}
+	var startErr, edgeErr error
+	doEdge := func(name string) {
+		edge.stop()
+		m, err := probe()
+		now := time.Now()
+		switch name {
+		case "start":
+			res.Before, startErr = m, err
+			measureStart = now
+			live.SetPhase(engine.PhaseMeasure, now)
+		case "end":
+			res.After, edgeErr = m, err
+		}
+		edge.done[name] = true
+		for _, mb := range members {
+			if mb.edge == name && !mb.gone {
+				_ = mb.peer.Send(cluster.Msg{Type: cluster.TypeEdged, Edge: name})
+			}
+		}
+		if edge.missing > 0 && res.EdgeGap == "" {
+			res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", edge.missing, plural(edge.missing), name)
+		}
+	}
+	checkEdge := func() {
+		if edge.pending == "" {
+			return
+		}
+		for _, mb := range members {
+			if !mb.gone && mb.final == nil && mb.edge != edge.pending {
+				return
+			}
+		}
+		doEdge(edge.pending)
+	}
+
+	if timed && o.Rampup > 0 {
+		live.SetPhase(engine.PhaseRampup, start)
 	}
 	var deadline <-chan time.Time // timed: the end, the stop timeout and a grace
 	if timed {
-		t := time.NewTimer(time.Until(measureStart.Add(o.Duration + stopTimeout + finalGrace)))
+		t := time.NewTimer(time.Until(start.Add(o.Rampup + o.Duration + stopTimeout + finalGrace)))
 		defer t.Stop()
 		deadline = t.C
 	}
@@ -472,28 +534,27 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 loop:
 	for done < n {
 		select {
-		case <-phase.C:
-			if nextPhase == engine.PhaseMeasure && timed {
-				if res.Before, err = probe(); err != nil {
-					cluster.AbortAll(peers, err.Error())
-					return nil, nil, err
-				}
-			}
-			live.SetPhase(nextPhase, time.Now())
-			if nextPhase == engine.PhaseRampup {
-				nextPhase = engine.PhaseMeasure
-				phase.Reset(time.Until(measureStart))
-			}
 		case ev := <-events:
 			m := members[ev.k]
 			if ev.err != nil {
 				m.gone, m.err = true, ev.err
 				done++
+				checkEdge()
 				continue
 			}
 			switch ev.m.Type {
 			case cluster.TypeTick:
 				m.tick(ev, live)
+			case cluster.TypeEdge:
+				m.edge = ev.m.Edge
+				if edge.done[m.edge] || m.edge == "end" && !timed {
+					_ = m.peer.Send(cluster.Msg{Type: cluster.TypeEdged, Edge: m.edge})
+					continue
+				}
+				if edge.pending == "" {
+					edge.begin(m.edge, stopTimeout/2)
+				}
+				checkEdge()
 			case cluster.TypeFinal:
 				if ev.m.Final == nil {
 					continue
@@ -505,7 +566,15 @@ loop:
 					m.final, m.stats = ev.m.Final, st
 				}
 				done++
+				checkEdge()
 			}
+		case <-edge.timeout():
+			for _, mb := range members {
+				if !mb.gone && mb.final == nil && mb.edge != edge.pending {
+					edge.missing++
+				}
+			}
+			doEdge(edge.pending)
 		case <-ctxDone:
 			interrupted, ctxDone = true, nil
 			_ = cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeAbort, Reason: "the coordinator was interrupted"})
@@ -517,8 +586,14 @@ loop:
 		case <-stopAfter:
 			break loop
 		}
+		if startErr != nil {
+			// The start could not be read: nothing can be measured.
+			cluster.AbortAll(peers, startErr.Error())
+			return nil, nil, startErr
+		}
 	}
-	measured := !time.Now().Before(measureStart) && res.Before != nil
+	edge.stop()
+	measured := res.Before != nil
 	res.Interrupted = interrupted
 	res.MeasureStart = measureStart
 	res.MeasureEnd = time.Now()
@@ -534,11 +609,13 @@ loop:
 		res.MeasureEnd = latest
 	}
 	live.SetPhase(engine.PhaseStop, time.Now())
-	var probeErr error
-	if measured {
-		res.After, probeErr = probe()
-	} else {
+	probeErr := edgeErr
+	switch {
+	case !measured:
 		res.MeasureEnd = res.MeasureStart
+	case res.After == nil:
+		// Iterations, or no worker reached the end edge (vanished, stuck).
+		res.After, probeErr = probe()
 	}
 	// The window the workers were to measure, for a vanished one's missed share.
 	winEnd := res.MeasureEnd
@@ -546,12 +623,40 @@ loop:
 		winEnd = measureStart.Add(o.Duration)
 	}
 	details := merge(res, members, plan.Mix, measureStart, winEnd)
-	res.EdgeGap = "the workers' sessions are not held at the edges of the interval (--workers)"
 	res.End = time.Now()
 	if probeErr == nil {
 		probeErr = vanishedErr(details)
 	}
 	return res, details, probeErr
+}
+
+// edges is the coordinator's wait for the workers at an edge of the
+// measured interval.
+type edges struct {
+	pending string // the edge being waited for, "" none
+	timer   *time.Timer
+	missing int // workers not held when the wait ran out
+	done    map[string]bool
+}
+
+func (e *edges) begin(name string, d time.Duration) {
+	e.pending, e.missing = name, 0
+	e.timer = time.NewTimer(d)
+}
+
+func (e *edges) stop() {
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.timer, e.pending = nil, ""
+}
+
+// timeout is the pending wait's timer; nil (never ready) when none.
+func (e *edges) timeout() <-chan time.Time {
+	if e.timer == nil {
+		return nil
+	}
+	return e.timer.C
 }
 
 // vanishedErr is exit 1 when workers vanished: the result is out, with
@@ -615,6 +720,9 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 			res.Reconnects += m.lastRecon
 			res.ProcessOK, res.Wired, res.ThreadUsage = false, false, false
 			d.Missed = 1
+			if res.EdgeGap == "" {
+				res.EdgeGap = fmt.Sprintf("worker %d vanished", k)
+			}
 			if win := winEnd.Sub(winStart); win > 0 && !m.lastTick.IsZero() {
 				got := m.lastTick.Sub(winStart)
 				d.Missed = math.Min(1, math.Max(0, 1-float64(got)/float64(win)))
@@ -637,6 +745,10 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		res.ConnLost += f.ConnLost
 		res.Stuck = append(res.Stuck, f.Stuck...)
 		res.Stopped = append(res.Stopped, f.Stopped...)
+		res.EdgeAdded += f.EdgeAdded
+		if res.EdgeGap == "" && f.EdgeGap != "" {
+			res.EdgeGap = fmt.Sprintf("worker %d: %s", k, f.EdgeGap)
+		}
 		res.Process = res.Process.Add(f.Process)
 		res.ProcessOK = res.ProcessOK && f.ProcessOK
 		res.Wired = res.Wired && f.Wired
