@@ -344,3 +344,45 @@ func TestPrintWorkers(t *testing.T) {
 		}
 	}
 }
+
+// Ctrl-C on the coordinator stops the workers as it stops one process: the
+// summary of what was measured, exit 130, and no worker fails.
+func TestWorkersInterrupted(t *testing.T) {
+	home := t.TempDir()
+	db := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	cmd := exec.Command(sledgeBinary(t), "run", "tpcb", "--db", db, "-c", "2", "-T", "60", "--workers", "2", "--json", "--no-job")
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	start := time.Now()
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+		t.Errorf("exit: %v, want 130\n%s", err, errb.String())
+	}
+	if took := time.Since(start); took > 15*time.Second {
+		t.Errorf("stopping took %s", took)
+	}
+	if strings.Contains(errb.String(), "worker") {
+		t.Errorf("a worker failed:\n%s", errb.String())
+	}
+	var res struct {
+		Interrupted bool `json:"interrupted"`
+		workersResult
+	}
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	if !res.Interrupted || res.Total.Count == 0 || len(res.Workers) != 2 || res.Workers[0].State != "finished" || res.Workers[1].State != "finished" {
+		t.Errorf("interrupted %v, %d transactions, workers %+v", res.Interrupted, res.Total.Count, res.Workers)
+	}
+}

@@ -254,12 +254,14 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 			// An abort, or a coordinator gone, stops the run as Ctrl-C does.
 			for {
 				m, err := conn.Recv(time.Time{})
-				if err != nil || m.Type == cluster.TypeAbort {
+				switch {
+				case err != nil:
 					close(gone)
 					cancel()
 					return
-				}
-				if m.Type == cluster.TypeEdged {
+				case m.Type == cluster.TypeAbort:
+					cancel() // the coordinator still reads the end
+				case m.Type == cluster.TypeEdged:
 					edged <- struct{}{}
 				}
 			}
