@@ -73,6 +73,7 @@ type Msg struct {
 	Types      []TxWire        `json:"types,omitempty"`
 	Live       []engine.Counts `json:"live,omitempty"`
 	Reconnects int64           `json:"reconnects,omitempty"`
+	LatencySq  int64           `json:"latency_sq,omitempty"` // Σ latency², µs², so far (the progress line's stddev)
 	// final
 	Final *Final `json:"final,omitempty"`
 }

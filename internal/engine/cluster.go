@@ -156,3 +156,6 @@ func (l *Live) SetPhase(p Phase, at time.Time) { l.setPhase(p, at) }
 
 // AddReconnects adds reconnections a worker reported.
 func (l *Live) AddReconnects(n int64) { l.reconnects.Add(n) }
+
+// AddLatencySquares adds a worker's Σ latency² (µs²) since its last report.
+func (l *Live) AddLatencySquares(n int64) { l.latencySq.Add(n) }

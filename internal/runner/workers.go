@@ -309,7 +309,7 @@ func sendTicks(conn *cluster.Conn, live *engine.Live, types int, stop <-chan str
 		}
 		ph, _ := live.Phase()
 		if conn.Send(cluster.Msg{Type: cluster.TypeTick, Seq: seq, Phase: ph.String(), Types: wire,
-			Live: counts, Reconnects: live.Reconnects()}) != nil {
+			Live: counts, Reconnects: live.Reconnects(), LatencySq: live.LatencySquares()}) != nil {
 			return
 		}
 	}
@@ -360,6 +360,7 @@ type member struct {
 	ticked    metrics.Set     // the measured interval's ticks, merged
 	lastLive  []engine.Counts // the last tick's live counts
 	lastRecon int64
+	lastSq    int64
 	lastTick  time.Time // when the last tick of the measured interval came
 	edge      string    // the last edge it reached: "start", "end"
 	final     *cluster.Final
@@ -701,6 +702,8 @@ func (m *member) tick(ev event, live *engine.Live) {
 	}
 	live.AddReconnects(ev.m.Reconnects - m.lastRecon)
 	m.lastRecon = ev.m.Reconnects
+	live.AddLatencySquares(ev.m.LatencySq - m.lastSq)
+	m.lastSq = ev.m.LatencySq
 }
 
 // merge builds the run's result from the workers' finals, and from the
