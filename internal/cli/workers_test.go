@@ -386,3 +386,75 @@ func TestWorkersInterrupted(t *testing.T) {
 		t.Errorf("interrupted %v, %d transactions, workers %+v", res.Interrupted, res.Total.Count, res.Workers)
 	}
 }
+
+// External workers (Kubernetes' way): a coordinator on --listen, workers
+// with --coordinator, one with --worker-index, one with
+// $JOB_COMPLETION_INDEX; a worker whose options differ is refused, and
+// the coordinator names the worker it still misses.
+func TestWorkersListen(t *testing.T) {
+	home := t.TempDir()
+	db := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	bin := sledgeBinary(t)
+	type proc struct {
+		cmd      *exec.Cmd
+		out, err bytes.Buffer
+	}
+	startProc := func(env []string, args ...string) *proc {
+		p := &proc{cmd: exec.Command(bin, args...)}
+		p.cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=", "JOB_COMPLETION_INDEX="), env...)
+		p.cmd.Stdout, p.cmd.Stderr = &p.out, &p.err
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	wait := func(p *proc) int {
+		err := p.cmd.Wait()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return 0
+	}
+	port, err := testdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	common := []string{"run", "tpcb", "--db", db, "-c", "4", "-t", "10", "--workers", "2", "--no-job"}
+	coord := startProc(nil, append(common, "--listen", addr, "--json", "--seed", "5", "--worker-timeout", "20s")...)
+	w0 := startProc(nil, append(common, "--coordinator", addr, "--worker-index", "0")...)
+	w1 := startProc([]string{"JOB_COMPLETION_INDEX=1"}, append(common, "--coordinator", addr)...)
+	for i, w := range []*proc{w0, w1} {
+		if code := wait(w); code != 0 || w.out.Len() != 0 {
+			t.Errorf("worker %d: exit %d, stdout %q, stderr %q", i, code, w.out.String(), w.err.String())
+		}
+	}
+	if code := wait(coord); code != 0 {
+		t.Fatalf("coordinator: exit %d\n%s", code, coord.err.String())
+	}
+	res := parseWorkersResult(t, workersRun{stdout: coord.out.String(), stderr: coord.err.String()})
+	if res.Total.Count != 40 || len(res.Workers) != 2 || res.Workers[1].Share != "clients 2-3" {
+		t.Errorf("%d transactions, workers %+v", res.Total.Count, res.Workers)
+	}
+
+	// Worker 1 with other options: refused; the coordinator gives up on it.
+	coord = startProc(nil, append(common, "--listen", addr, "--json", "--worker-timeout", "3s")...)
+	w0 = startProc(nil, append(common, "--coordinator", addr, "--worker-index", "0")...)
+	bad := []string{"run", "tpcb", "--db", db, "-c", "4", "-t", "11", "--workers", "2", "--no-job"}
+	w1 = startProc(nil, append(bad, "--coordinator", addr, "--worker-index", "1")...)
+	if code := wait(w1); code != 1 || !strings.Contains(w1.err.String(), "refused worker 1: the worker's run options differ") {
+		t.Errorf("mismatched worker: exit %d, stderr %q", code, w1.err.String())
+	}
+	if code := wait(coord); code != 1 || !strings.Contains(coord.err.String(), "workers 1 of 2 did not connect within 3s") {
+		t.Errorf("coordinator: exit %d, stderr %q", code, coord.err.String())
+	}
+	if code := wait(w0); code != 1 || !strings.Contains(w0.err.String(), "aborted") {
+		t.Errorf("worker 0 of the failed run: exit %d, stderr %q", code, w0.err.String())
+	}
+}
