@@ -20,6 +20,9 @@ type children struct {
 	once   sync.Once
 	mu     sync.Mutex
 	first  error
+	// shown: the worker whose failure first was returned, -1 none; stop
+	// does not show it again.
+	firstIdx, shown int
 }
 
 type lockedBuffer struct {
@@ -51,7 +54,7 @@ func spawnWorkers(o *RunOptions, env RunEnv, addr, url string) (*children, error
 		return nil, fmt.Errorf("%w: %v", errNoExecutable, err)
 	}
 	n := o.Cluster.Workers
-	k := &children{failed: make(chan struct{})}
+	k := &children{failed: make(chan struct{}), shown: -1}
 	base := os.Environ()
 	vars := make([]string, 0, len(base)+1)
 	for _, v := range base {
@@ -74,7 +77,7 @@ func spawnWorkers(o *RunOptions, env RunEnv, addr, url string) (*children, error
 		go func() {
 			err := cmd.Wait()
 			if err != nil && !okExit(err) {
-				k.fail(fmt.Errorf("worker %d: %v%s", i, err, indented(i, out.String())))
+				k.fail(i, fmt.Errorf("worker %d: %v%s", i, err, indented(i, out.String())))
 			}
 			exit <- err
 			close(exit)
@@ -93,18 +96,23 @@ func okExit(err error) bool {
 	return false
 }
 
-func (k *children) fail(err error) {
+func (k *children) fail(i int, err error) {
 	k.mu.Lock()
 	if k.first == nil {
-		k.first = err
+		k.first, k.firstIdx = err, i
 	}
 	k.mu.Unlock()
 	k.once.Do(func() { close(k.failed) })
 }
 
+// firstErr is the first worker's failure, which the caller reports: stop
+// does not show it again.
 func (k *children) firstErr() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if k.first != nil {
+		k.shown = k.firstIdx
+	}
 	return k.first
 }
 
@@ -112,7 +120,8 @@ func (k *children) firstErr() error {
 // and shows the output of those that failed, each line prefixed with
 // "worker k:".
 func (k *children) stop(stderr io.Writer) {
-	deadline := time.NewTimer(15 * time.Second)
+	// A worker exits right after its final; one still running then is stuck.
+	deadline := time.NewTimer(5 * time.Second)
 	defer deadline.Stop()
 	expired := false
 	for i, exit := range k.exits {
@@ -132,7 +141,10 @@ func (k *children) stop(stderr io.Writer) {
 				err = <-exit
 			}
 		}
-		if err != nil && !okExit(err) && stderr != nil {
+		k.mu.Lock()
+		shown := k.shown == i
+		k.mu.Unlock()
+		if err != nil && !okExit(err) && stderr != nil && !shown {
 			fmt.Fprintf(stderr, "sledge: worker %d: %v%s\n", i, err, indented(i, k.outs[i].String()))
 		}
 	}
