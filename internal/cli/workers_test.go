@@ -458,3 +458,27 @@ func TestWorkersListen(t *testing.T) {
 		t.Errorf("worker 0 of the failed run: exit %d, stderr %q", code, w0.err.String())
 	}
 }
+
+// A recorded run with --workers reruns as one (jobs rerun goes through
+// the runner's executor, which gives the local workers their arguments
+// too), and the job keeps the per-worker detail.
+func TestWorkersRerun(t *testing.T) {
+	home := t.TempDir()
+	db := "sqlite://" + filepath.Join(home, "tpcb.db")
+	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	if r := sledgeProc(t, nil, home, "run", "tpcb", "--db", db, "-c", "4", "-t", "5", "--workers", "2", "--json"); r.code != 0 {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	r := sledgeProc(t, nil, home, "jobs", "rerun", "1")
+	if r.code != 0 {
+		t.Fatalf("rerun: exit %d\n%s", r.code, r.stderr)
+	}
+	for _, id := range []string{"1", "2"} {
+		r := sledgeProc(t, nil, home, "jobs", "show", id)
+		if r.code != 0 || !strings.Contains(r.stdout, "worker 1: clients 2-3, 2 virtual users, 10 transactions, finished") {
+			t.Errorf("jobs show %s: exit %d\n%s%s", id, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -9,6 +9,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 // children are the local worker processes of `run --workers N`.
@@ -159,4 +163,40 @@ func indented(i int, out string) string {
 		fmt.Fprintf(&b, "\nworker %d: %s", i, l)
 	}
 	return b.String()
+}
+
+// coordinatorOnly are run's flags a local worker does not get: the
+// database (it comes in $SLEDGE_DB), the seed (the coordinator gives it),
+// what only the coordinator shows or records, and the scale-out flags,
+// which the coordinator sets per worker.
+var coordinatorOnly = map[string]bool{
+	"workers": true, "listen": true, "coordinator": true, "worker-index": true, "worker-timeout": true,
+	"db": true, "json": true, "progress": true, "metrics": true, "metrics-linger": true, "cpuprofile": true,
+	"jobs-db": true, "no-job": true, "seed": true, "random-seed": true, "threshold": true,
+}
+
+// WorkerArgs is a local worker's command line (docs/workers.md) from
+// run's parsed flags fs and positional arguments: run, the workload if
+// one was named, and every flag given but coordinatorOnly's, in the
+// --name=value form (a repeated flag once per value).
+func WorkerArgs(fs *pflag.FlagSet, positional []string) []string {
+	out := []string{"run"}
+	if len(positional) > 0 {
+		if _, err := workload.Lookup(positional[0]); err == nil {
+			out = append(out, positional[0])
+		}
+	}
+	fs.Visit(func(f *pflag.Flag) {
+		if coordinatorOnly[f.Name] {
+			return
+		}
+		if sv, ok := f.Value.(pflag.SliceValue); ok {
+			for _, v := range sv.GetSlice() {
+				out = append(out, "--"+f.Name+"="+v)
+			}
+			return
+		}
+		out = append(out, "--"+f.Name+"="+f.Value.String())
+	})
+	return out
 }
