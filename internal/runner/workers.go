@@ -47,8 +47,8 @@ const (
 // clusterFlags binds the scale-out flags.
 func clusterFlags(fs *pflag.FlagSet, o *ClusterOptions) {
 	fs.IntVar(&o.Workers, "workers", 0, "split the run among N worker processes that run it as one (docs/workers.md): alone, sledge starts N local workers; with --listen it waits for N external ones; with --coordinator it is one of them")
-	fs.StringVar(&o.Listen, "listen", "", "with --workers: be the coordinator for N external workers on HOST:PORT (Kubernetes: :7077)")
-	fs.StringVar(&o.Coordinator, "coordinator", "", "with --workers: be a worker of the coordinator at HOST:PORT")
+	fs.StringVar(&o.Listen, "listen", "", "with --workers: be the coordinator for N external workers, listening on HOST:PORT (port default 7077; Kubernetes: :7077)")
+	fs.StringVar(&o.Coordinator, "coordinator", "", "with --workers: be a worker of the coordinator at HOST:PORT (port default 7077)")
 	fs.IntVar(&o.WorkerIndex, "worker-index", 0, "with --coordinator: this worker's index, 0 to N-1 (default: $JOB_COMPLETION_INDEX, a Kubernetes Indexed Job's)")
 	fs.DurationVar(&o.WorkerTimeout, "worker-timeout", time.Minute, "how long the coordinator waits for all workers to connect and be ready (a worker, for the coordinator to answer)")
 }
@@ -90,16 +90,20 @@ func (o *RunOptions) checkCluster(getenv func(string) string) (role, error) {
 	}
 	if c.Coordinator == "" {
 		if c.Listen != "" {
-			if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+			addr, err := withPort(c.Listen)
+			if err != nil {
 				return 0, Usagef("--listen %q: want HOST:PORT, such as :%d", c.Listen, cluster.DefaultPort)
 			}
+			c.Listen = addr
 			return roleCoordinator, nil
 		}
 		return roleLocal, nil
 	}
-	if _, _, err := net.SplitHostPort(c.Coordinator); err != nil {
+	addr, err := withPort(c.Coordinator)
+	if err != nil {
 		return 0, Usagef("--coordinator %q: want HOST:PORT, such as sledge-coordinator:%d", c.Coordinator, cluster.DefaultPort)
 	}
+	c.Coordinator = addr
 	if !c.indexSet {
 		s := getenv("JOB_COMPLETION_INDEX")
 		if s == "" {
@@ -115,6 +119,21 @@ func (o *RunOptions) checkCluster(getenv func(string) string) (role, error) {
 		return 0, Usagef("--worker-index %d out of range 0-%d (--workers %d)", c.WorkerIndex, c.Workers-1, c.Workers)
 	}
 	return roleWorker, nil
+}
+
+// withPort is addr with the default port (7077) when it names none.
+func withPort(addr string) (string, error) {
+	if _, _, err := net.SplitHostPort(addr); err == nil {
+		return addr, nil
+	}
+	if strings.Contains(addr, ":") && !strings.HasPrefix(addr, "[") {
+		return "", fmt.Errorf("bad address %q", addr) // an IPv6 address needs brackets
+	}
+	addr = net.JoinHostPort(strings.Trim(addr, "[]"), strconv.Itoa(cluster.DefaultPort))
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return "", err
+	}
+	return addr, nil
 }
 
 // SpecHash is the hash of what must be the same in every process of a
