@@ -96,7 +96,8 @@ type TxWire struct {
 type Final struct {
 	Types         []TxWire            `json:"types"`
 	Errors        []engine.ErrorCount `json:"errors,omitempty"`
-	Connected     int64               `json:"connected"` // UnixNano
+	Started       int64               `json:"started"`   // UnixNano: the engine's start
+	Connected     int64               `json:"connected"` // UnixNano: every session open
 	MeasureStart  int64               `json:"measure_start"`
 	MeasureEnd    int64               `json:"measure_end"`
 	Interrupted   bool                `json:"interrupted,omitempty"`

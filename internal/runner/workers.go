@@ -347,7 +347,7 @@ func finalOf(res *engine.Result, ids []int) *cluster.Final {
 		}
 		return out
 	}
-	return &cluster.Final{Types: wire, Errors: res.Errors, Connected: res.Connected.UnixNano(),
+	return &cluster.Final{Types: wire, Errors: res.Errors, Started: unixNano(res.Start), Connected: unixNano(res.Connected),
 		MeasureStart: unixNano(res.MeasureStart), MeasureEnd: unixNano(res.MeasureEnd), Interrupted: res.Interrupted,
 		Skipped: res.Skipped, Late: res.Late, Lag: res.Lag, ConnWait: res.ConnWait, Reconnects: res.Reconnects,
 		ConnLost: res.ConnLost, OutageSeconds: res.OutageSeconds, Stuck: global(res.Stuck), Stopped: global(res.Stopped),
@@ -734,6 +734,7 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 	res.ProcessOK, res.Wired, res.ThreadUsage = true, true, true
 	var outage map[int]int // second → workers with an outage in it
 	finished := 0
+	var slowest time.Duration
 	var details []WorkerJSON
 	for k, m := range members {
 		d := WorkerJSON{Index: k, VUs: m.peer.VUs, Share: m.peer.Share, Host: m.peer.Host}
@@ -769,6 +770,13 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		res.ConnLost += f.ConnLost
 		res.Stuck = append(res.Stuck, f.Stuck...)
 		res.Stopped = append(res.Stopped, f.Stopped...)
+		// The initial connection time is the slowest worker's: its
+		// sessions were opened in parallel with the others'.
+		if f.Started != 0 && f.Connected != 0 {
+			if d := time.Duration(f.Connected - f.Started); d > slowest {
+				slowest = d
+			}
+		}
 		res.EdgeAdded += f.EdgeAdded
 		if res.EdgeGap == "" && f.EdgeGap != "" {
 			res.EdgeGap = fmt.Sprintf("worker %d: %s", k, f.EdgeGap)
@@ -785,6 +793,9 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		}
 		finished++
 		details = append(details, d)
+	}
+	if slowest > 0 {
+		res.Start = res.Connected.Add(-slowest)
 	}
 	// A second is an outage when no worker completed anything in it.
 	for s, k := range outage {
