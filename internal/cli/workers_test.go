@@ -158,6 +158,53 @@ func TestWorkersRunAsOneProcess(t *testing.T) {
 	}
 }
 
+// tpccContents are sums of a TPC-C database that do not depend on the
+// order in which the terminals' transactions ran: Payment's amounts,
+// New-Order's orders and lines (each terminal draws its own inputs).
+func tpccContents(t *testing.T, srv *testdb.Server, url string) [6]string {
+	t.Helper()
+	ctx := context.Background()
+	name := url[strings.LastIndex(url, "/")+1:]
+	c, err := pgx.Connect(ctx, fmt.Sprintf("postgres://%s:%s@%s:%d/%s", srv.User, srv.Password, srv.Host, srv.Port, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(ctx)
+	var v [6]string
+	if err := c.QueryRow(ctx, `SELECT (SELECT sum(w_ytd)::text FROM warehouse), (SELECT sum(d_ytd)::text FROM district),
+		(SELECT count(*)::text || ' ' || sum(h_amount)::text FROM history), (SELECT count(*)::text FROM orders),
+		(SELECT count(*)::text || ' ' || sum(ol_quantity)::text || ' ' || sum(ol_amount)::text FROM order_line),
+		(SELECT sum(d_next_o_id)::text FROM district)`).Scan(&v[0], &v[1], &v[2], &v[3], &v[4], &v[5]); err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// TPC-C with -t: one worker and four (one warehouse each) run the same
+// transactions as one process: the same totals and the same contents.
+func TestWorkersTPCCIterations(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	var contents [][6]string
+	for _, workers := range []int{1, 4} {
+		url := pgNoPassword(t, srv)
+		if r := sledgeProc(t, srv, home, "build", "tpcc", "--db", url, "--warehouses", "4", "--no-job"); r.code != 0 {
+			t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+		}
+		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "8", "-t", "25", "--seed", "21", "--json", "--workers", strconv.Itoa(workers))
+		if r.code != 0 {
+			t.Fatalf("--workers %d: exit %d\n%s", workers, r.code, r.stderr)
+		}
+		if res := parseWorkersResult(t, r); res.Total.Count != 8*25 {
+			t.Errorf("--workers %d: %d transactions, want 200", workers, res.Total.Count)
+		}
+		contents = append(contents, tpccContents(t, srv, url))
+	}
+	if contents[0] != contents[1] {
+		t.Errorf("contents: 1 worker %v, 4 workers %v", contents[0], contents[1])
+	}
+}
+
 // TPC-C by warehouse: one worker and four give the same NOPM within noise
 // (a short run on a shared machine: within a factor of two), each worker
 // with its own warehouse.
