@@ -415,6 +415,9 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		return nil, nil, err
 	}
 	defer co.Close()
+	if r == roleCoordinator && !o.JSON && env.Stderr != nil {
+		fmt.Fprintf(env.Stderr, "waiting for %d workers on %s (--worker-timeout %s)\n", n, co.Addr(), c.WorkerTimeout)
+	}
 	res := &engine.Result{Start: time.Now()}
 	actx, cancelAccept := context.WithCancel(ctx)
 	defer cancelAccept()
