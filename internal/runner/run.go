@@ -331,7 +331,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if ms != nil {
 		ms.Follow(env.Job.ID(), w, s.URL, live)
 	}
-	if plan.Cost {
+	if plan.Cost && role != roleWorker { // a worker's would be nobody's: the coordinator samples the server
 		sc = NewServerCost(ctx, env.Stderr, s.DB, info, live)
 		defer sc.Close()
 	}
