@@ -63,6 +63,7 @@ type workersResult struct {
 	NOPM    *float64              `json:"nopm"`
 	TPMSrc  string                `json:"tpm_source"`
 	TPMNote string                `json:"tpm_note"`
+	Waits   json.RawMessage       `json:"server_waits"`
 	Workers []struct {
 		Index        int     `json:"index"`
 		VUs          int     `json:"vus"`
@@ -231,6 +232,10 @@ func TestWorkersTPCCNOPM(t *testing.T) {
 		// the database's count is the headline.
 		if res.TPMSrc != "database" {
 			t.Errorf("--workers %d: TPM from the %s: %s", workers, res.TPMSrc, res.TPMNote)
+		}
+		// The coordinator samples where the workers' sessions wait.
+		if len(res.Waits) == 0 || string(res.Waits) == "null" {
+			t.Errorf("--workers %d: server_waits not sampled", workers)
 		}
 		if workers == 4 {
 			for k, w := range res.Workers {

@@ -14,11 +14,12 @@ import (
 // Peer is one accepted worker.
 type Peer struct {
 	*Conn
-	Index int
-	PID   int
-	Host  string
-	VUs   int    // from its ready
-	Share string // from its ready
+	Index    int
+	PID      int
+	Host     string
+	VUs      int     // from its ready
+	Share    string  // from its ready
+	Sessions []int64 // from its ready: the server's ids of its sessions
 }
 
 // Coordinator listens for a run's workers.
@@ -155,7 +156,7 @@ func WaitReady(peers []*Peer, timeout time.Duration) error {
 			case m.Type != TypeReady:
 				errs[i] = fmt.Errorf("worker %d: expected ready, got %q%s", i, m.Type, orReason(m))
 			default:
-				p.VUs, p.Share = m.VUs, m.Share
+				p.VUs, p.Share, p.Sessions = m.VUs, m.Share, m.Sessions
 			}
 		}()
 	}

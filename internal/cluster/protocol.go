@@ -60,6 +60,9 @@ type Msg struct {
 	// ready: the worker's share
 	VUs   int    `json:"vus,omitempty"`
 	Share string `json:"share,omitempty"` // "warehouses 1-5", "clients 0-3"
+	// Sessions are the server's ids of the worker's sessions (PostgreSQL:
+	// backend pids), so the coordinator samples where they wait.
+	Sessions []int64 `json:"sessions,omitempty"`
 	// start: wall clock, UnixNano
 	At int64 `json:"at,omitempty"`
 	// abort

@@ -355,7 +355,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	// Pinned only when each VU has its connection: thousands of mostly
 	// idle terminals over shared connections must not hold a thread each.
 	plan.PinThreads = raw && plan.Connections == 0
-	res, workers, runErr := runPlan(ctx, env, o, role, w, url, plan, live)
+	res, workers, runErr := runPlan(ctx, env, o, role, w, url, plan, live, sc)
 	undoThreads()
 	closeLog()
 	if logErr != nil && runErr == nil {

@@ -13,11 +13,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/sledge-bench/sledge/internal/cluster"
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
@@ -171,13 +173,13 @@ type WorkerJSON struct {
 
 // runPlan runs the plan as this process's role says: alone, as a worker,
 // or as the coordinator, which runs no VUs itself.
-func runPlan(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live) (*engine.Result, []WorkerJSON, error) {
+func runPlan(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
 	switch r {
 	case roleWorker:
 		res, err := runWorker(ctx, o, w, plan, live)
 		return res, nil, err
 	case roleLocal, roleCoordinator:
-		return runCoordinator(ctx, env, o, r, w, url, plan, live)
+		return runCoordinator(ctx, env, o, r, w, url, plan, live, sc)
 	}
 	res, err := engine.Run(ctx, plan, live)
 	return res, nil, err
@@ -223,6 +225,25 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 		plan.Connections = min(len(ids), max(1, int(math.Round(float64(o.Connections)*float64(len(ids))/float64(total)))))
 	}
 	plan.Intervals = true
+	// The server's ids of the sessions, for the coordinator's sampling of
+	// where they wait (a reconnected session's new id is not sent).
+	var (
+		idsMu    sync.Mutex
+		sessions []int64
+	)
+	if connect := plan.Connect; plan.Cost && connect != nil {
+		plan.Connect = func(ctx context.Context, i int) (workload.Conn, error) {
+			c, err := connect(ctx, i)
+			if s, ok := c.(db.ServerSessioner); ok && err == nil {
+				if id, err := s.ServerSession(ctx); err == nil {
+					idsMu.Lock()
+					sessions = append(sessions, id)
+					idsMu.Unlock()
+				}
+			}
+			return c, err
+		}
+	}
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -255,7 +276,10 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 	ticksDone := make(chan struct{})
 	started := false
 	plan.Ready = func(ctx context.Context) (time.Time, error) {
-		if err := conn.Send(cluster.Msg{Type: cluster.TypeReady, VUs: len(ids), Share: desc}); err != nil {
+		idsMu.Lock()
+		ready := cluster.Msg{Type: cluster.TypeReady, VUs: len(ids), Share: desc, Sessions: sessions}
+		idsMu.Unlock()
+		if err := conn.Send(ready); err != nil {
 			return time.Time{}, fmt.Errorf("coordinator: %w", err)
 		}
 		// The coordinator waits at most --worker-timeout for the others.
@@ -398,7 +422,7 @@ type event struct {
 // runCoordinator gathers the workers, starts them together, follows their
 // ticks and merges their finals into one result; it reads the database's
 // counters itself at both ends of the measured interval.
-func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live) (*engine.Result, []WorkerJSON, error) {
+func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
 	c := &o.Cluster
 	n := c.Workers
 	for k := range n { // refused here, before any worker starts
@@ -451,6 +475,9 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		return nil, nil, err
 	}
 	_ = co.Close() // no more workers
+	for _, p := range peers {
+		sc.RegisterIDs(p.Sessions)
+	}
 	res.Connected = time.Now()
 	background := context.WithoutCancel(ctx)
 	timed := o.Iterations == 0
