@@ -118,31 +118,60 @@ type Counts struct {
 	Errors    int64         `json:"errors,omitempty"`
 	Retries   int64         `json:"retries,omitempty"`
 	Latency   time.Duration `json:"latency_ns,omitempty"` // Σ of the completed ones'
+	// Buckets are the completed ones per LiveBuckets bucket (not
+	// cumulative, the last one +Inf); they add up to Completed.
+	Buckets []int64 `json:"buckets,omitempty"`
 }
 
 // KindCounts reads mix type i's live counts.
 func (l *Live) KindCounts(i int) Counts {
-	return Counts{Completed: l.Kind(i), Rollbacks: l.Rollbacks(i), Errors: l.KindErrors(i),
-		Retries: l.Retries(i), Latency: l.KindLatency(i)}
+	k := &l.kinds[i]
+	c := Counts{Latency: l.KindLatency(i), Rollbacks: l.Rollbacks(i), Errors: l.KindErrors(i),
+		Retries: l.Retries(i), Buckets: make([]int64, len(k.buckets))}
+	for b := range k.buckets {
+		c.Buckets[b] = k.buckets[b].Load()
+		c.Completed += c.Buckets[b]
+	}
+	return c
+}
+
+// Sub is c − o, field by field: what happened between two readings.
+func (c Counts) Sub(o Counts) Counts {
+	d := Counts{Completed: c.Completed - o.Completed, Rollbacks: c.Rollbacks - o.Rollbacks,
+		Errors: c.Errors - o.Errors, Retries: c.Retries - o.Retries, Latency: c.Latency - o.Latency}
+	if len(c.Buckets) > 0 {
+		d.Buckets = make([]int64, len(c.Buckets))
+		for b := range c.Buckets {
+			d.Buckets[b] = c.Buckets[b]
+			if b < len(o.Buckets) {
+				d.Buckets[b] -= o.Buckets[b]
+			}
+		}
+	}
+	return d
 }
 
 // Add adds counts another process measured (a scale-out worker's, since
 // its last report) to mix type i: the coordinator's live display and
-// metrics follow the workers' sum. The completed ones go into the bucket
-// of their mean latency; measured says they completed in the measured
-// interval.
+// metrics follow the workers' sum, bucket by bucket (without buckets, the
+// completed ones go into the bucket of their mean latency); measured says
+// they completed in the measured interval.
 func (l *Live) Add(i int, c Counts, measured bool) {
 	k := &l.kinds[i]
-	if c.Completed > 0 {
+	if len(c.Buckets) == len(k.buckets) {
+		for b, n := range c.Buckets {
+			k.buckets[b].Add(n)
+		}
+	} else if c.Completed > 0 {
 		mean := c.Latency / time.Duration(c.Completed)
 		b := 0
 		for b < len(LiveBuckets) && mean > LiveBuckets[b] {
 			b++
 		}
 		k.buckets[b].Add(c.Completed)
-		if measured {
-			l.measured.Add(c.Completed)
-		}
+	}
+	if measured {
+		l.measured.Add(c.Completed)
 	}
 	k.latency.Add(int64(c.Latency))
 	k.rollbacks.Add(c.Rollbacks)

@@ -108,3 +108,57 @@ func TestIntervalsAddUpToTheResult(t *testing.T) {
 		}
 	})
 }
+
+// A coordinator's live counters, fed the workers' counts tick by tick,
+// hold their sum bucket by bucket, as a scrape of each would add up.
+func TestLiveAddsWorkersBucketByBucket(t *testing.T) {
+	p := &Plan{Mix: twoTypes}
+	workers := []*Live{NewLive(p), NewLive(p)}
+	coord := NewLive(p)
+	last := make([][]Counts, len(workers))
+	for k := range last {
+		last[k] = make([]Counts, len(p.Mix))
+	}
+	lat := []time.Duration{300 * time.Microsecond, 3 * time.Millisecond, 40 * time.Millisecond, 2 * time.Minute}
+	for tick := range 3 {
+		for k, w := range workers {
+			for j := range 5 + tick + k {
+				w.complete(j%2, lat[(j+k)%len(lat)], j%3 == 0)
+			}
+			w.fail(1)
+			for i := range p.Mix {
+				c := w.KindCounts(i)
+				coord.Add(i, c.Sub(last[k][i]), tick > 0)
+				last[k][i] = c
+			}
+		}
+	}
+	for i := range p.Mix {
+		got, n, sum := coord.Buckets(i, nil)
+		var want []uint64
+		var wn uint64
+		var wsum time.Duration
+		for _, w := range workers {
+			b, c, s := w.Buckets(i, nil)
+			if want == nil {
+				want = make([]uint64, len(b))
+			}
+			for j := range b {
+				want[j] += b[j]
+			}
+			wn, wsum = wn+c, wsum+s
+		}
+		for j := range want {
+			if got[j] != want[j] {
+				t.Errorf("type %d bucket %d: %d, want %d", i, j, got[j], want[j])
+			}
+		}
+		if n != wn || sum != wsum || coord.Rollbacks(i) != workers[0].Rollbacks(i)+workers[1].Rollbacks(i) ||
+			coord.KindErrors(i) != workers[0].KindErrors(i)+workers[1].KindErrors(i) {
+			t.Errorf("type %d: count %d sum %s, want %d %s", i, n, sum, wn, wsum)
+		}
+	}
+	if coord.Measured() == 0 || coord.Measured() >= int64(coord.Completed()) {
+		t.Errorf("measured %d of %d: want the ticks after the first", coord.Measured(), coord.Completed())
+	}
+}

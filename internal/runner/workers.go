@@ -744,9 +744,7 @@ func (m *member) tick(ev event, live *engine.Live) {
 		if i >= len(m.lastLive) {
 			break
 		}
-		last := m.lastLive[i]
-		live.Add(i, engine.Counts{Completed: c.Completed - last.Completed, Rollbacks: c.Rollbacks - last.Rollbacks,
-			Errors: c.Errors - last.Errors, Retries: c.Retries - last.Retries, Latency: c.Latency - last.Latency}, measuring)
+		live.Add(i, c.Sub(m.lastLive[i]), measuring)
 		m.lastLive[i] = c
 	}
 	live.AddReconnects(ev.m.Reconnects - m.lastRecon)
