@@ -363,6 +363,7 @@ func TestWorkersBadInput(t *testing.T) {
 		{[]string{"--worker-index", "1"}, "--worker-index applies to a worker"},
 		{[]string{"--workers", "5"}, "--workers 5 is more than --vus 4"},
 		{[]string{"--workers", "3"}, "--workers 3 is more than the 2 warehouses"},
+		{[]string{"--workers", "3", "--json=false"}, "--workers 3 is more than the 2 warehouses"}, // no header first
 		{[]string{"--workers", "2", "-l"}, "-l/--log with --workers"},
 	}
 	for _, tc := range cases {

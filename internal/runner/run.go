@@ -247,6 +247,9 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 			return fmt.Errorf("read schema: %w", err)
 		}
 	}
+	if err := checkShares(o, role, w); err != nil { // needs the schema's scale
+		return err
+	}
 	info, err := s.DB.Info(ctx)
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)

@@ -171,6 +171,26 @@ type WorkerJSON struct {
 	Host   string  `json:"host,omitempty"`
 }
 
+// checkShares refuses, as bad input, a run that cannot be split so (more
+// workers than warehouses, a worker without a virtual user): a
+// coordinator checks every worker's share before any starts.
+func checkShares(o *RunOptions, r role, w workload.Workload) error {
+	n := o.Cluster.Workers
+	first, last := 0, n-1
+	switch r {
+	case roleAlone:
+		return nil
+	case roleWorker:
+		first, last = o.Cluster.WorkerIndex, o.Cluster.WorkerIndex
+	}
+	for k := first; k <= last; k++ {
+		if _, _, err := workload.Share(w, k, n, o.VUs); err != nil {
+			return Usagef("%v", err)
+		}
+	}
+	return nil
+}
+
 // runPlan runs the plan as this process's role says: alone, as a worker,
 // or as the coordinator, which runs no VUs itself.
 func runPlan(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
@@ -425,11 +445,6 @@ type event struct {
 func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
 	c := &o.Cluster
 	n := c.Workers
-	for k := range n { // refused here, before any worker starts
-		if _, _, err := workload.Share(w, k, n, o.VUs); err != nil {
-			return nil, nil, Usagef("%v", err)
-		}
-	}
 	addr := c.Listen
 	if r == roleLocal {
 		addr = "127.0.0.1:0"
