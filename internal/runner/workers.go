@@ -552,6 +552,7 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	// one: the end is read once all have finished.
 	edge := &edges{done: map[string]bool{}}
 	var startErr, edgeErr error
+	var deadlineT *time.Timer // timed: the end, the stop timeout and a grace
 	doEdge := func(name string) {
 		edge.stop()
 		m, err := probe()
@@ -561,6 +562,9 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 			res.Before, startErr = m, err
 			measureStart = now
 			live.SetPhase(engine.PhaseMeasure, now)
+			if deadlineT != nil { // the workers' interval starts now
+				deadlineT.Reset(time.Until(now.Add(o.Duration + stopTimeout + finalGrace)))
+			}
 		case "end":
 			res.After, edgeErr = m, err
 		}
@@ -589,11 +593,12 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	if timed && o.Rampup > 0 {
 		live.SetPhase(engine.PhaseRampup, start)
 	}
-	var deadline <-chan time.Time // timed: the end, the stop timeout and a grace
+	var deadline <-chan time.Time
 	if timed {
-		t := time.NewTimer(time.Until(start.Add(o.Rampup + o.Duration + stopTimeout + finalGrace)))
-		defer t.Stop()
-		deadline = t.C
+		// Until the start edge: the start of its wait at the latest.
+		deadlineT = time.NewTimer(time.Until(start.Add(o.Rampup + stopTimeout + o.Duration + stopTimeout + finalGrace)))
+		defer deadlineT.Stop()
+		deadline = deadlineT.C
 	}
 	var stopAfter <-chan time.Time // after an interrupt: the same bound
 	done, interrupted := 0, false
