@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -262,15 +264,23 @@ func TestWorkerKilledIsReported(t *testing.T) {
 	}
 	bin := sledgeBinary(t)
 	const duration = 6
-	cmd := exec.Command(bin, "run", "tpcb", "--db", url, "-c", "4", "-T", strconv.Itoa(duration), "--json", "--workers", "2", "--no-job")
+	cmd := exec.Command(bin, "run", "tpcb", "--db", url, "-c", "4", "-T", strconv.Itoa(duration), "--json", "-P", "1", "--workers", "2", "--no-job")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=", "PGPASSWORD="+srv.Password)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var out bytes.Buffer
+	errb := &lockedBuf{}
+	measuring := make(chan struct{})
+	cmd.Stdout, cmd.Stderr = &out, &lineWatch{w: errb, match: "progress: ", seen: measuring}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Worker 1, once the measured interval has run for a while.
+	// Worker 1, once the measured interval has run for a while: the
+	// coordinator's progress lines show it has begun (no ramp-up).
+	select {
+	case <-measuring:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("no progress line\n%s", errb.String())
+	}
 	var victim int
 	for deadline := time.Now().Add(30 * time.Second); victim == 0 && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		victim = childWith(cmd.Process.Pid, "--worker-index\x001\x00")
@@ -280,7 +290,7 @@ func TestWorkerKilledIsReported(t *testing.T) {
 		_ = cmd.Wait()
 		t.Fatalf("no worker 1 among the coordinator's children\n%s", errb.String())
 	}
-	time.Sleep(3500 * time.Millisecond)
+	time.Sleep(2 * time.Second)
 	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -308,7 +318,7 @@ func TestWorkerKilledIsReported(t *testing.T) {
 	if w0.State != "finished" || w1.State != "vanished" {
 		t.Errorf("states: %q, %q; want finished, vanished", w0.State, w1.State)
 	}
-	// Killed about 2 s into a 6 s measured interval (after start-up).
+	// Killed 2-3 s into a 6 s measured interval.
 	if w1.Missed < 0.15 || w1.Missed > 0.95 {
 		t.Errorf("worker 1 missed %.2f of the measured interval", w1.Missed)
 	}
@@ -534,4 +544,38 @@ func TestWorkersRerun(t *testing.T) {
 			t.Errorf("jobs show %s: exit %d\n%s%s", id, r.code, r.stdout, r.stderr)
 		}
 	}
+}
+
+// lockedBuf is a bytes.Buffer written by a process and read by the test.
+type lockedBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// lineWatch copies to w and closes seen the first time match is written
+// with a transaction counted ("0.0 tps" is not).
+type lineWatch struct {
+	w     io.Writer
+	match string
+	seen  chan struct{}
+	once  sync.Once
+}
+
+func (l *lineWatch) Write(p []byte) (int, error) {
+	if s := string(p); strings.Contains(s, l.match) && !strings.Contains(s, " 0.0 tps") {
+		l.once.Do(func() { close(l.seen) })
+	}
+	return l.w.Write(p)
 }
