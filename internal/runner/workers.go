@@ -523,6 +523,8 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	}
 	members := make([]*member, n)
 	events := make(chan event, 4*n)
+	quit := make(chan struct{}) // the readers stop when the coordinator does
+	defer close(quit)
 	for k, p := range peers {
 		members[k] = &member{peer: p, ticked: metrics.NewSet(len(plan.Mix)), lastLive: make([]engine.Counts, len(plan.Mix))}
 		go func() {
@@ -530,7 +532,8 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 				m, err := p.Recv(time.Time{})
 				select {
 				case events <- event{k: k, m: m, err: err, at: time.Now()}:
-				case <-background.Done():
+				case <-quit:
+					return
 				}
 				if err != nil || m.Type == cluster.TypeFinal {
 					return
