@@ -302,8 +302,9 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 		if err := conn.Send(ready); err != nil {
 			return time.Time{}, fmt.Errorf("coordinator: %w", err)
 		}
-		// The coordinator waits at most --worker-timeout for the others.
-		m, err := conn.Recv(time.Now().Add(c.WorkerTimeout + 10*time.Second))
+		// The coordinator waits at most --worker-timeout for the others
+		// to connect, and as long again for them to be ready.
+		m, err := conn.Recv(time.Now().Add(2*c.WorkerTimeout + 10*time.Second))
 		switch {
 		case err != nil:
 			return time.Time{}, fmt.Errorf("coordinator: no start: %w", err)
