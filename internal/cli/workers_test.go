@@ -544,7 +544,8 @@ func TestWorkersRerun(t *testing.T) {
 	}
 	for _, id := range []string{"1", "2"} {
 		r := sledgeProc(t, nil, home, "jobs", "show", id)
-		if r.code != 0 || !strings.Contains(r.stdout, "worker 1: clients 2-3, 2 virtual users, 10 transactions, finished") {
+		if r.code != 0 || !strings.Contains(r.stdout, "worker 1: clients 2-3, 2 virtual users, 10 transactions, finished") ||
+			!strings.Contains(r.stdout, "CPU and context switches: the 2 worker processes together") {
 			t.Errorf("jobs show %s: exit %d\n%s%s", id, r.code, r.stdout, r.stderr)
 		}
 	}
