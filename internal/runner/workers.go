@@ -481,6 +481,14 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		err = cluster.WaitReady(peers, c.WorkerTimeout)
 	}
 	if err != nil {
+		if kids != nil && ctx.Err() == nil {
+			// A worker that failed closes its connection a moment before
+			// its exit is seen: its own message says more.
+			select {
+			case <-kids.failed:
+			case <-time.After(time.Second):
+			}
+		}
 		if kids != nil && kids.firstErr() != nil {
 			return nil, nil, kids.firstErr()
 		}
