@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -521,7 +522,8 @@ func TestWorkersListen(t *testing.T) {
 	if code := wait(coord); code != 1 || !strings.Contains(coord.err.String(), "workers 1 of 2 did not connect within 3s") {
 		t.Errorf("coordinator: exit %d, stderr %q", code, coord.err.String())
 	}
-	if code := wait(w0); code != 1 || !strings.Contains(w0.err.String(), "aborted") {
+	// Aborted by the coordinator: stopped from outside, as by Ctrl-C.
+	if code := wait(w0); code != 130 || !strings.Contains(w0.err.String(), "the coordinator aborted the run: not all workers came") {
 		t.Errorf("worker 0 of the failed run: exit %d, stderr %q", code, w0.err.String())
 	}
 }
@@ -583,4 +585,29 @@ func (l *lineWatch) Write(p []byte) (int, error) {
 		l.once.Do(func() { close(l.seen) })
 	}
 	return l.w.Write(p)
+}
+
+// A local worker that fails before the start (here: the server refuses
+// its connections, max_connections 100 for 150 virtual users) ends the
+// run with its own message, and exit 1.
+func TestWorkersLocalWorkerFails(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	if r := sledgeProc(t, srv, home, "build", "tpcb", "--db", url, "-s", "1", "--no-job"); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
+	}
+	r := sledgeProc(t, srv, home, "run", "tpcb", "--db", url, "-c", "150", "-T", "5", "--workers", "2", "--json", "--no-job", "--no-cost")
+	// One line from the coordinator with the worker's own; the other
+	// worker, aborted, is no failure of its own.
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 1 || len(lines) != 1 || !regexp.MustCompile(`^sledge: worker [01]: connect virtual user \d+: .*too many connections`).MatchString(lines[0]) {
+		t.Errorf("exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	if r.stdout != "" {
+		t.Errorf("stdout: %q", r.stdout)
+	}
+	if r.took > time.Minute {
+		t.Errorf("took %s", r.took)
+	}
 }

@@ -309,7 +309,8 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 		case err != nil:
 			return time.Time{}, fmt.Errorf("coordinator: no start: %w", err)
 		case m.Type == cluster.TypeAbort:
-			return time.Time{}, fmt.Errorf("the coordinator aborted the run: %s", m.Reason)
+			// Stopped from outside, as by Ctrl-C: the cause is elsewhere.
+			return time.Time{}, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("the coordinator aborted the run: %s", m.Reason)}
 		case m.Type != cluster.TypeStart:
 			return time.Time{}, fmt.Errorf("coordinator: expected start, got %q", m.Type)
 		}

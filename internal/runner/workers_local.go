@@ -81,7 +81,7 @@ func spawnWorkers(o *RunOptions, env RunEnv, addr, url string) (*children, error
 		go func() {
 			err := cmd.Wait()
 			if err != nil && !okExit(err) {
-				k.fail(i, fmt.Errorf("worker %d: %v%s", i, err, indented(i, out.String())))
+				k.fail(i, fmt.Errorf("worker %d: %s", i, lastWords(out.String(), err)))
 			}
 			exit <- err
 			close(exit)
@@ -152,6 +152,16 @@ func (k *children) stop(stderr io.Writer) {
 			fmt.Fprintf(stderr, "sledge: worker %d: %v%s\n", i, err, indented(i, k.outs[i].String()))
 		}
 	}
+}
+
+// lastWords is a failed worker's own last line (its error, as sledge
+// prints it), else how it ended.
+func lastWords(out string, err error) string {
+	lines := trimOutput(out, 1)
+	if l := strings.TrimSpace(lines[0]); l != "" {
+		return strings.TrimPrefix(l, "sledge: ")
+	}
+	return err.Error()
 }
 
 func indented(i int, out string) string {
