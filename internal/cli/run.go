@@ -18,6 +18,7 @@ import (
 type runOpts struct {
 	common
 	runner.RunOptions
+	workerArgs []string // a local worker's arguments (--workers)
 }
 
 func newRun(env *Env) *cobra.Command {
@@ -87,6 +88,17 @@ buckets that add up across load generators (docs/metrics.md). The server
 stops with the run; --metrics-linger D serves the final counts D longer.
 A malformed address is bad input (exit 2); a port in use, exit 1.
 
+--workers N splits the run among N worker processes that run exactly the
+virtual users one sledge would (TPC-C: contiguous warehouse ranges; tpcb
+and scripts: contiguous client ranges), start together at the
+coordinator's signal and send it their histograms every second; the result
+is merged, with a line per worker (docs/workers.md). Alone, sledge starts
+the N workers itself on this machine; --listen HOST:PORT waits for N
+external ones (Kubernetes: :7077); --coordinator HOST:PORT makes this
+process a worker (index: --worker-index, else $JOB_COMPLETION_INDEX). A
+worker that vanishes is reported with the share of the run it missed
+(exit 1); what it had sent is kept.
+
 tpch (TPC-H-derived, docs/tpch.md) runs tests, not virtual users: --test
 power|throughput|both (default both), --streams S (default the
 specification's minimum), --params random|validation (validation on a
@@ -109,6 +121,11 @@ all are TPC-H-derived, never TPC-H results.`,
 				return err
 			}
 			defer stopProfile()
+			if o.Cluster.Coordinator != "" {
+				// A worker of a scale-out run: the coordinator records the job.
+				return runRun(cmd.Context(), env, o, w, url)
+			}
+			o.workerArgs = workerArgsOf(cmd, args)
 			job, jenv, err := startJob(cmd, env, "run", w, url)
 			if err != nil {
 				return err
@@ -126,7 +143,7 @@ all are TPC-H-derived, never TPC-H results.`,
 // progress display and summary.
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
 	_, err := runner.Run(ctx, runner.RunEnv{
-		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job,
+		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job, WorkerArgs: o.workerArgs,
 		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
 			_, err := runner.BuildSchema(ctx, buildEnv(env, nil), s, w, 1, defaultBuildVUs(), o.JSON)
 			return err

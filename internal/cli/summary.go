@@ -67,6 +67,7 @@ func printHead(out io.Writer, s *runSummary) bool {
 			fmt.Fprintln(out, t)
 		}
 	}
+	printWorkers(out, s.Workers)
 	switch {
 	case s.MeasuredS == 0:
 		fmt.Fprintln(out, "nothing was measured: the run stopped before the measured interval began")
@@ -250,10 +251,16 @@ func printCost(out io.Writer, s *runSummary) {
 	fmt.Fprintf(out, "round trips and bytes: %s\n", wire)
 	if s.PerTxn != nil && s.PerTxn.ClientCPUNote != "" {
 		fmt.Fprintln(out, "CPU and context switches: "+s.PerTxn.ClientCPUNote)
-	} else if perType {
-		fmt.Fprintln(out, "CPU and context switches: per type on each virtual user's own thread; all: the whole sledge process")
 	} else {
-		fmt.Fprintln(out, "CPU and context switches: the whole sledge process (per type: --per-type-cpu)")
+		whole := "the whole sledge process"
+		if len(s.Workers) > 0 {
+			whole = fmt.Sprintf("the %d worker processes together", len(s.Workers))
+		}
+		if perType {
+			fmt.Fprintf(out, "CPU and context switches: per type on each virtual user's own thread; all: %s\n", whole)
+		} else {
+			fmt.Fprintf(out, "CPU and context switches: %s (per type: --per-type-cpu)\n", whole)
+		}
 	}
 	if c := s.ServerPerTxn; c != nil && c.BytesSent != nil && c.BytesReceived != nil {
 		fmt.Fprintf(out, "server: %s bytes received, %s bytes sent per transaction (%s global status: every session)\n",

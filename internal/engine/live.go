@@ -28,6 +28,7 @@ type Live struct {
 	latencySq  atomic.Int64 // Σ latency², µs², for the progress line's stddev
 	kinds      []liveKind   // per mix type
 	vus        int          // the plan's
+	iv         intervals    // Plan.Intervals: the sessions (cluster.go)
 }
 
 // liveKind is one transaction type's live counters. A completed

@@ -132,6 +132,9 @@ type Plan struct {
 	// interval (new orders, database commits…). It gets a context that is
 	// never cancelled by an interrupt, so the end is always read.
 	Probe func(ctx context.Context) (map[string]int64, error)
+
+	// Scale-out (cluster.go): Ready, VUIDs and Intervals.
+	Cluster
 }
 
 // DefaultStopTimeout is Plan.StopTimeout's default.
@@ -394,7 +397,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	r := &runner{plan: p, live: live, sessions: sessions, thread: threadOK}
 	terms := make([]*terminal, p.VUs)
 	for i := range terms {
-		t := &terminal{id: i, term: p.Terminal(i), rng: rand.New(rand.NewPCG(p.Seed, uint64(i)+0x5eed))}
+		t := &terminal{id: i, term: p.Terminal(i), rng: rand.New(rand.NewPCG(p.Seed, uint64(p.vuID(i))+0x5eed))}
 		if !p.pooled() {
 			t.own = sessions[i]
 		}
@@ -425,6 +428,17 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		s.newTxCtx(txCtx)
 	}
 
+	if p.Intervals {
+		live.attach(sessions)
+	}
+	if interrupted, err := p.ready(ctx); err != nil || interrupted {
+		closeAll()
+		res.Interrupted, res.End = interrupted, time.Now()
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 	var wg sync.WaitGroup
 	start := time.Now()
 	timed := p.Iterations == 0
@@ -853,6 +867,7 @@ type session struct {
 	// record nothing more.
 	statsMu   sync.Mutex
 	abandoned bool
+	ival      metrics.Set // Plan.Intervals: since the last Live.TakeInterval (statsMu)
 
 	connMu sync.Mutex // guards conn against closeWithin after a stop timeout
 	conn   workload.Conn
@@ -879,6 +894,9 @@ type session struct {
 func newSession(i int, p *Plan, live *Live, thread bool) *session {
 	s := &session{id: i, plan: p, live: live, stats: metrics.NewSet(len(p.Mix)), thread: thread,
 		pooled: p.pooled(), gate: make(chan struct{}, 1)}
+	if p.Intervals {
+		s.ival = metrics.NewSet(len(p.Mix))
+	}
 	if p.Cost {
 		s.wire = new(metrics.WireCounts)
 	}
@@ -1286,6 +1304,9 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 			st.Retried++
 		}
 		st.Wire = st.Wire.Add(s.wire.Load().Sub(wire0))
+		if s.ival != nil {
+			s.interval(kind, completed, err, elapsed, retries)
+		}
 		if useOK {
 			if u, ok := metrics.ThreadUsage(); ok {
 				st.Thread = st.Thread.Add(u.Sub(use0))

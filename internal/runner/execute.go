@@ -144,7 +144,7 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 		}
 		return job.End(ctx, err)
 	case "run":
-		_, err := Run(ctx, RunEnv{Stdout: stdout, Stderr: jstderr, Getenv: getenv, Job: job,
+		_, err := Run(ctx, RunEnv{Stdout: stdout, Stderr: jstderr, Getenv: getenv, Job: job, WorkerArgs: WorkerArgs(fs, fs.Args()),
 			Build: func(ctx context.Context, s *Session, w workload.Workload) error {
 				_, err := BuildSchema(ctx, BuildEnv{Stderr: jstderr}, s, w, 1, DefaultBuildVUs(), true)
 				return err

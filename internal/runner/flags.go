@@ -61,6 +61,7 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 	fs.StringArrayVar(&o.Thresholds, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
 	fs.StringVar(&o.Metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
 	fs.DurationVar(&o.MetricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
+	clusterFlags(fs, &o.Cluster)
 	fs.BoolVar(&o.PerTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
 }
 
@@ -136,6 +137,7 @@ func ParseRandomSeed(s string) (uint64, error) {
 // gave.
 func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
 	o.RampupSet = f.Changed("rampup")
+	o.Cluster.set(f)
 	if _, ok := w.(workload.Analytic); ok {
 		// Virtual users, durations and modes are the engine's: an
 		// analytic workload runs its own tests.

@@ -55,6 +55,8 @@ type RunOptions struct {
 	Metrics       string        // --metrics HOST:PORT: serve /metrics during the run (issue 14)
 	MetricsLinger time.Duration // --metrics-linger: serve it this long after the run
 
+	Cluster ClusterOptions // --workers, --listen, --coordinator… (workers.go)
+
 	// Resolved by the command before the run.
 	Seed     uint64
 	SeedSet  bool // --seed or --random-seed was given: Run picks none

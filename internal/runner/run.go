@@ -52,6 +52,10 @@ type RunEnv struct {
 	// Metrics starts serving the run's live metrics at addr (--metrics)
 	// once its options are checked, before anything is opened.
 	Metrics func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (MetricsServer, error)
+	// WorkerArgs are the arguments of a local worker of `run --workers N`
+	// (docs/workers.md): run's own, without the database URL and the
+	// options only the coordinator uses.
+	WorkerArgs []string
 }
 
 // MetricsServer serves one run's live metrics (run --metrics).
@@ -176,6 +180,15 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if o.MetricsLinger != 0 && o.Metrics == "" {
 		return Usagef("--metrics-linger applies to --metrics")
 	}
+	role, err := o.checkCluster(env.Getenv)
+	if err != nil {
+		return err
+	}
+	if role == roleWorker {
+		// A worker shows nothing and records nothing: the coordinator does.
+		env.Header, env.Display, env.Result, env.Metrics, env.Job = nil, nil, nil, nil, nil
+		o.Metrics, o.JSON, thresholds = "", true, nil
+	}
 	if env.DryRun {
 		return nil
 	}
@@ -233,6 +246,9 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		if err := w.Attach(ctx, s.Ctl); err != nil {
 			return fmt.Errorf("read schema: %w", err)
 		}
+	}
+	if err := checkShares(o, role, w); err != nil { // needs the schema's scale
+		return err
 	}
 	info, err := s.DB.Info(ctx)
 	if err != nil {
@@ -323,7 +339,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if ms != nil {
 		ms.Follow(env.Job.ID(), w, s.URL, live)
 	}
-	if plan.Cost {
+	if plan.Cost && role != roleWorker { // a worker's would be nobody's: the coordinator samples the server
 		sc = NewServerCost(ctx, env.Stderr, s.DB, info, live)
 		defer sc.Close()
 	}
@@ -347,7 +363,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	// Pinned only when each VU has its connection: thousands of mostly
 	// idle terminals over shared connections must not hold a thread each.
 	plan.PinThreads = raw && plan.Connections == 0
-	res, runErr := engine.Run(ctx, plan, live)
+	res, workers, runErr := runPlan(ctx, env, o, role, w, url, plan, live, sc)
 	undoThreads()
 	closeLog()
 	if logErr != nil && runErr == nil {
@@ -364,6 +380,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		return runErr
 	}
 	sum := Summarize(w, s, info, mode, o, res)
+	sum.Workers = workers
 	*out = sum
 	sc.Fill(sum, sum.Processed)
 	sum.Thresholds = EvalThresholds(thresholds, w, sum)

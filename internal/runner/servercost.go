@@ -129,6 +129,19 @@ func (sc *ServerCost) Register(ctx context.Context, c workload.Conn) {
 	sc.mu.Unlock()
 }
 
+// RegisterIDs adds sessions another process opened (a scale-out worker's,
+// by their server ids) to those whose waits are sampled.
+func (sc *ServerCost) RegisterIDs(ids []int64) {
+	if sc == nil || sc.probe == nil {
+		return
+	}
+	sc.mu.Lock()
+	for _, id := range ids {
+		sc.sessions[id] = true
+	}
+	sc.mu.Unlock()
+}
+
 // Edge is called after each reading of the run's counters: the first
 // starts the window, the second ends it.
 func (sc *ServerCost) Edge(ctx context.Context) {

@@ -196,6 +196,9 @@ type RunSummary struct {
 	// "warehouses" (all of them only with --all-warehouses or at least as
 	// many VUs as warehouses).
 	HomeWarehouses []int `json:"home_warehouses,omitempty"`
+
+	// Workers: a scale-out run's workers (docs/workers.md); absent otherwise.
+	Workers []WorkerJSON `json:"workers,omitempty"`
 }
 
 func toJSON(s metrics.Summary) TxJSON {

@@ -287,3 +287,34 @@ type Scaler interface {
 type Describer interface {
 	Description() string
 }
+
+// Sharer is implemented by workloads that split their virtual users among
+// the workers of a scale-out run their own way (TPC-C: by home warehouse,
+// so that each worker's terminals touch a contiguous range of warehouses).
+// Share returns the global indices of the VUs worker k of n runs, of vus in
+// all, and a description ("warehouses 1-5"); together the workers run
+// every VU exactly once. Called after Attach. Its error is one line: the
+// run cannot be split so.
+type Sharer interface {
+	Share(k, n, vus int) (ids []int, desc string, err error)
+}
+
+// Share is worker k of n's share of vus virtual users: w's own (Sharer),
+// or a contiguous range of them ("clients 0-3", pgbench's word).
+func Share(w Workload, k, n, vus int) ([]int, string, error) {
+	if n < 1 || k < 0 || k >= n {
+		return nil, "", fmt.Errorf("worker index %d out of range 0-%d", k, n-1)
+	}
+	if n > vus {
+		return nil, "", fmt.Errorf("--workers %d is more than --vus %d: each worker needs a virtual user", n, vus)
+	}
+	if s, ok := w.(Sharer); ok {
+		return s.Share(k, n, vus)
+	}
+	lo, hi := k*vus/n, (k+1)*vus/n
+	ids := make([]int, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		ids = append(ids, i)
+	}
+	return ids, fmt.Sprintf("clients %d-%d", lo, hi-1), nil
+}

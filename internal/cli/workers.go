@@ -1,0 +1,30 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/sledge-bench/sledge/internal/runner"
+)
+
+// workerArgsOf is a local worker's command line (runner.WorkerArgs).
+func workerArgsOf(cmd *cobra.Command, args []string) []string {
+	return runner.WorkerArgs(cmd.Flags(), args)
+}
+
+// printWorkers prints a scale-out run's workers, one line each.
+func printWorkers(out io.Writer, ws []runner.WorkerJSON) {
+	if len(ws) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "%d workers, started together; their histograms and counts are merged:\n", len(ws))
+	for _, w := range ws {
+		state := w.State
+		if w.State == "vanished" {
+			state = fmt.Sprintf("vanished, missing %.0f%% of its share of the measured interval", 100*w.Missed)
+		}
+		fmt.Fprintf(out, "  worker %d: %s, %s, %s transactions, %s\n", w.Index, w.Share, vusText(w.VUs, 0), thousands(w.Transactions), state)
+	}
+}
