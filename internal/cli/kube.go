@@ -145,6 +145,9 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 	if fs.Lookup("workers").Value.String() == "0" && !fs.Changed("workers") {
 		return usageErr("--workers N is required: how many worker pods")
 	}
+	if o.kube.Image == "" { // before the run options' checks: what is missing comes first
+		return usageErr("--image is required: an image whose entrypoint is sledge (the repository's Dockerfile builds one)")
+	}
 	if fs.Changed("file") {
 		return usageErr("-f/--file: the pods cannot read this machine's files; run builtins (-b) or build an image that holds the scripts")
 	}
