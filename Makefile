@@ -104,11 +104,11 @@ bench-tpch-build: servers
 	$(GO) run ./internal/benchtool/tpch -peer -sf 1 -rounds 3
 
 ## bench-scaleout: issue 17's goal on one private PostgreSQL: the same 8
-## VUs of TPC-C from 1, 2 and 4 local worker processes (--workers N), 3
-## rotating rounds; median NOPM against one worker's, and the coordinator's
-## own CPU per worker.
+## VUs of TPC-C from 1, 2 and 4 local worker processes (--workers N) and
+## from one process without, 5 rotating rounds; median NOPM against one
+## worker's, and the coordinator's own CPU per worker.
 bench-scaleout: servers
-	$(GO) run ./internal/benchtool/scaleout -workers 1,2,4 -vus 8 -warehouses 8 -rounds 3 -rampup 5s -duration 30s
+	$(GO) run ./internal/benchtool/scaleout -workers 1,2,4,0 -vus 8 -warehouses 8 -rounds 5 -rampup 5s -duration 20s
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh

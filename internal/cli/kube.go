@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -93,8 +94,10 @@ Every pod uses the same seed: --seed N, else one drawn now and written
 into the manifest (applying the same manifest again repeats the run's
 inputs). Pods run as a non-root user on a read-only root file system,
 with an emptyDir at /data for the job store ($XDG_DATA_HOME) and as the
-working directory (-l logs). No pod is retried (backoffLimit 0): a
-restarted worker would measure another interval than the others.
+working directory. No pod is retried (backoffLimit 0): a
+restarted worker would measure another interval than the others. Pods
+wait 5m for each other (--worker-timeout=5m) unless --worker-timeout is
+given: images are pulled and nodes found before a pod starts.
 
 The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 		Args: cobra.MaximumNArgs(2),
@@ -134,6 +137,9 @@ The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 	fs.StringVar(&o.kube.Memory, "memory", "", "memory of each pod, requested and limit alike, such as 1Gi (default: none set)")
 	return cmd
 }
+
+// kubeWorkerTimeout is the pods' --worker-timeout unless one is given.
+const kubeWorkerTimeout = 5 * time.Minute
 
 func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) error {
 	fs := cmd.Flags()
@@ -199,6 +205,11 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 		}
 	}
 	k.RunArgs = append(k.RunArgs, "--seed="+strconv.FormatUint(o.Seed, 10))
+	if !fs.Changed("worker-timeout") {
+		// Pods start when their images are pulled and nodes found, which
+		// takes longer than local processes: wait longer than run's 1m.
+		k.RunArgs = append(k.RunArgs, "--worker-timeout="+kubeWorkerTimeout.String())
+	}
 	objs, err := kube.Manifest(k)
 	if err != nil {
 		return usageErr("%v", err)

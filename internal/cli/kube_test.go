@@ -116,6 +116,11 @@ func TestKubeManifest(t *testing.T) {
 			if want := "--coordinator=" + svc.Name + ":7077"; !slices.Contains(wArgs, want) {
 				t.Errorf("worker args %q lack %s", wArgs, want)
 			}
+			for _, args := range [][]string{cArgs, wArgs} {
+				if want := "--worker-timeout=5m0s"; !slices.Contains(args, want) && c.run["worker-timeout"] == "" {
+					t.Errorf("args %q lack %s (pods start slower than processes)", args, want)
+				}
+			}
 			cRun, wRun := runParsed(t, cArgs), runParsed(t, wArgs)
 			for k, v := range c.run {
 				if cRun[k] != v || wRun[k] != v {

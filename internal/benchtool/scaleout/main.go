@@ -1,8 +1,9 @@
 // Command scaleout measures issue 17's goal (make bench-scaleout): on one
 // private PostgreSQL server with a TPC-C build, the same total of virtual
 // users runs from 1, 2 and 4 local worker processes (`sledge run tpcc
-// --workers N`), in a rotating order for -rounds rounds. For each N it
-// reports the median NOPM and its ratio to one worker's, and the
+// --workers N`; 0: one sledge without --workers, for reference), in an order reversed every other round, for -rounds rounds.
+// For each N it reports the median NOPM, the median of its ratios to the
+// baseline's NOPM in the same round, the client CPU per transaction, and the
 // coordinator's own CPU per worker: the coordinator process's user+system
 // time (/proc/PID/stat's utime+stime, which leave out its children, the
 // workers) over the run's wall time, divided by N. Load goes only to the
@@ -27,7 +28,7 @@ import (
 )
 
 func main() {
-	workers := flag.String("workers", "1,2,4", "worker counts to compare (the first is the baseline)")
+	workers := flag.String("workers", "1,2,4,0", "worker counts to compare, the first the baseline; 0 is one sledge without --workers; N:VAR=V runs N workers with that environment setting (e.g. 4:GOMAXPROCS=2)")
 	vus := flag.Int("vus", 8, "virtual users in all, split over the workers")
 	warehouses := flag.Int("warehouses", 8, "TPC-C warehouses")
 	rounds := flag.Int("rounds", 3, "rounds; each runs every worker count once, in a rotating order")
@@ -35,14 +36,23 @@ func main() {
 	duration := flag.Duration("duration", 30*time.Second, "measured interval per run")
 	mode := flag.String("mode", "procedure", "sledge --mode")
 	flag.Parse()
-	var ns []int
+	var ns []spec
 	for _, s := range strings.Split(*workers, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
+		s = strings.TrimSpace(s)
+		num, env, _ := strings.Cut(s, ":")
+		n, err := strconv.Atoi(num)
+		if err != nil || n < 0 || (env != "" && !strings.Contains(env, "=")) {
 			fmt.Fprintf(os.Stderr, "scaleout: bad -workers %q\n", *workers)
 			os.Exit(2)
 		}
-		ns = append(ns, n)
+		x := spec{n: n, name: s}
+		if n == 0 {
+			x.name = "none (one process)"
+		}
+		if env != "" {
+			x.env = []string{env}
+		}
+		ns = append(ns, x)
 	}
 	if err := run(ns, *vus, *warehouses, *rounds, *rampup, *duration, *mode); err != nil {
 		fmt.Fprintln(os.Stderr, "scaleout:", err)
@@ -51,16 +61,29 @@ func main() {
 }
 
 type result struct {
-	NOPM *float64 `json:"nopm"`
-	TPM  float64  `json:"tpm"`
+	NOPM   *float64 `json:"nopm"`
+	TPM    float64  `json:"tpm"`
+	PerTxn *struct {
+		ClientCPUUs *float64 `json:"client_cpu_us"`
+	} `json:"per_txn"`
+}
+
+// spec is one way to run: N workers (0: no --workers) and extra
+// environment settings.
+type spec struct {
+	n    int
+	env  []string
+	name string
 }
 
 type sample struct {
-	nopm   float64
-	cpuPct float64 // coordinator's CPU, % of one core, per worker
+	nopm     float64
+	ratio    float64 // nopm ÷ the baseline's in the same round
+	clientUs float64 // the run's client CPU per transaction, µs (workers together)
+	cpuPct   float64 // coordinator's CPU, % of one core, per worker
 }
 
-func run(ns []int, vus, warehouses, rounds int, rampup, duration time.Duration, mode string) error {
+func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration, mode string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "sledge-scaleout-")
 	if err != nil {
@@ -81,42 +104,60 @@ func run(ns []int, vus, warehouses, rounds int, rampup, duration time.Duration, 
 	if _, _, err := sledge(bin, env, "build", "tpcc", "--db", u, "--warehouses", fmt.Sprint(warehouses), "--no-job"); err != nil {
 		return err
 	}
-	got := map[int][]sample{}
+	got := map[string][]sample{}
 	for r := 0; r < rounds; r++ {
-		for i := range ns {
-			n := ns[(i+r)%len(ns)] // rotate: each count runs first once
+		// The database slows as TPC-C's tables grow: odd rounds run the
+		// counts in reverse, so a steady drift cancels over two rounds,
+		// and each count is compared with the baseline of its own round.
+		order := slices.Clone(ns)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		round := map[string]sample{}
+		for _, sp := range order {
+			n := sp.n
 			args := []string{"run", "tpcc", "--db", u, "--mode", mode, "--vus", fmt.Sprint(vus),
 				"--rampup", fmt.Sprint(rampup.Seconds()), "-T", duration.String(), "--json", "--no-job"}
-			if n > 1 {
+			if n > 0 {
 				args = append(args, "--workers", fmt.Sprint(n))
 			}
-			out, cpu, err := sledge(bin, env, args...)
+			out, cpu, err := sledge(bin, append(slices.Clone(env), sp.env...), args...)
 			if err != nil {
 				return err
 			}
 			var res result
 			if err := json.Unmarshal(out, &res); err != nil || res.NOPM == nil {
-				return fmt.Errorf("%d workers: no nopm in --json (%v): %s", n, err, out)
+				return fmt.Errorf("%s workers: no nopm in --json (%v): %s", sp.name, err, out)
 			}
 			wall := rampup + duration
-			s := sample{nopm: *res.NOPM, cpuPct: 100 * cpu.Seconds() / wall.Seconds() / float64(n)}
-			got[n] = append(got[n], s)
-			fmt.Fprintf(os.Stderr, "round %d: %d worker(s): NOPM %.0f, coordinator CPU %.3f%% of a core per worker\n", r+1, n, s.nopm, s.cpuPct)
+			s := sample{nopm: *res.NOPM, cpuPct: 100 * cpu.Seconds() / wall.Seconds() / float64(max(n, 1))}
+			if res.PerTxn != nil && res.PerTxn.ClientCPUUs != nil {
+				s.clientUs = *res.PerTxn.ClientCPUUs
+			}
+			round[sp.name] = s
+			fmt.Fprintf(os.Stderr, "round %d: %s worker(s): NOPM %.0f, client CPU %.1f µs/txn, coordinator CPU %.3f%% of a core per worker\n",
+				r+1, sp.name, s.nopm, s.clientUs, s.cpuPct)
+		}
+		for name, s := range round {
+			s.ratio = s.nopm / round[ns[0].name].nopm
+			got[name] = append(got[name], s)
 		}
 	}
-	base := median(got[ns[0]], func(s sample) float64 { return s.nopm })
-	fmt.Printf("TPC-C, %d warehouses, %d VUs in all, --mode %s, %s ramp-up + %s measured, %d rounds (rotating order), medians\n\n",
+	fmt.Printf("TPC-C, %d warehouses, %d VUs in all, --mode %s, %s ramp-up + %s measured, %d rounds (order reversed every other round), medians\n\n",
 		warehouses, vus, mode, rampup, duration, rounds)
-	fmt.Println("| workers | NOPM | ÷ 1 worker | coordinator CPU per worker (% of a core) |")
-	fmt.Println("|---|---|---|---|")
-	for _, n := range ns {
-		nopm := median(got[n], func(s sample) float64 { return s.nopm })
-		cpu := median(got[n], func(s sample) float64 { return s.cpuPct })
+	fmt.Printf("| workers | NOPM | ÷ %s (same round) | client CPU µs/txn (all processes) | coordinator CPU per worker (%% of a core) |\n", ns[0].name)
+	fmt.Println("|---|---|---|---|---|")
+	for _, sp := range ns {
+		g := got[sp.name]
+		nopm := median(g, func(s sample) float64 { return s.nopm })
+		ratio := median(g, func(s sample) float64 { return s.ratio })
+		client := median(g, func(s sample) float64 { return s.clientUs })
+		cpu := median(g, func(s sample) float64 { return s.cpuPct })
 		cpuText := fmt.Sprintf("%.3f", cpu)
-		if n == 1 {
+		if sp.n == 0 {
 			cpuText = "- (no coordinator)"
 		}
-		fmt.Printf("| %d | %.0f | %.3f | %s |\n", n, nopm, nopm/base, cpuText)
+		fmt.Printf("| %s | %.0f | %.3f | %.1f | %s |\n", sp.name, nopm, ratio, client, cpuText)
 	}
 	return nil
 }
