@@ -105,10 +105,12 @@ bench-tpch-build: servers
 
 ## bench-scaleout: issue 17's goal on one private PostgreSQL: the same 8
 ## VUs of TPC-C from 1, 2 and 4 local worker processes (--workers N) and
-## from one process without, 5 rotating rounds; median NOPM against one
-## worker's, and the coordinator's own CPU per worker.
+## from one process without, 4 rounds, as fast as possible and at a rate
+## of 800 transactions/s in all; median NOPM against one worker's, client
+## CPU per transaction, and the coordinator's own CPU per worker.
 bench-scaleout: servers
-	$(GO) run ./internal/benchtool/scaleout -workers 1,2,4,0 -vus 8 -warehouses 8 -rounds 5 -rampup 5s -duration 20s
+	$(GO) run ./internal/benchtool/scaleout -workers 1,2,4,0 -vus 8 -warehouses 8 -rounds 4 -rampup 3s -duration 15s
+	$(GO) run ./internal/benchtool/scaleout -workers 1,2,4,0 -vus 8 -warehouses 8 -rounds 4 -rampup 3s -duration 15s -rate 800
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh

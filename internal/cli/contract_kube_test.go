@@ -58,7 +58,7 @@ func TestContractKube(t *testing.T) {
 		if j.pod["app.kubernetes.io/component"] != j.component {
 			t.Errorf("%s: pod labels %v, want component %s", j.name, j.pod, j.component)
 		}
-		want := []string{"run", "tpcc", "--vus=2", "--seed=5", "--db=postgres://u@db/tpcc", "--workers=2"}
+		want := []string{"run", "tpcc", "--vus=2", "--worker-timeout=5m0s", "--seed=5", "--db=postgres://u@db/tpcc", "--workers=2"}
 		if !slices.Equal(j.args[:len(want)], want) {
 			t.Errorf("%s: args %q, want them to start %q", j.name, j.args, want)
 		}

@@ -204,12 +204,12 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 			k.RunArgs = append(k.RunArgs, "--"+name+"="+f.Value.String())
 		}
 	}
-	k.RunArgs = append(k.RunArgs, "--seed="+strconv.FormatUint(o.Seed, 10))
 	if !fs.Changed("worker-timeout") {
 		// Pods start when their images are pulled and nodes found, which
 		// takes longer than local processes: wait longer than run's 1m.
 		k.RunArgs = append(k.RunArgs, "--worker-timeout="+kubeWorkerTimeout.String())
 	}
+	k.RunArgs = append(k.RunArgs, "--seed="+strconv.FormatUint(o.Seed, 10))
 	objs, err := kube.Manifest(k)
 	if err != nil {
 		return usageErr("%v", err)

@@ -35,6 +35,7 @@ func main() {
 	rampup := flag.Duration("rampup", 5*time.Second, "ramp-up per run")
 	duration := flag.Duration("duration", 30*time.Second, "measured interval per run")
 	mode := flag.String("mode", "procedure", "sledge --mode")
+	rate := flag.Float64("rate", 0, "sledge -R: transactions per second in all (0: as fast as possible)")
 	flag.Parse()
 	var ns []spec
 	for _, s := range strings.Split(*workers, ",") {
@@ -54,7 +55,7 @@ func main() {
 		}
 		ns = append(ns, x)
 	}
-	if err := run(ns, *vus, *warehouses, *rounds, *rampup, *duration, *mode); err != nil {
+	if err := run(ns, *vus, *warehouses, *rounds, *rampup, *duration, *mode, *rate); err != nil {
 		fmt.Fprintln(os.Stderr, "scaleout:", err)
 		os.Exit(1)
 	}
@@ -83,7 +84,7 @@ type sample struct {
 	cpuPct   float64 // coordinator's CPU, % of one core, per worker
 }
 
-func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration, mode string) error {
+func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration, mode string, rate float64) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "sledge-scaleout-")
 	if err != nil {
@@ -121,6 +122,9 @@ func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration,
 			if n > 0 {
 				args = append(args, "--workers", fmt.Sprint(n))
 			}
+			if rate > 0 {
+				args = append(args, "-R", fmt.Sprint(rate))
+			}
 			out, cpu, err := sledge(bin, append(slices.Clone(env), sp.env...), args...)
 			if err != nil {
 				return err
@@ -143,8 +147,12 @@ func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration,
 			got[name] = append(got[name], s)
 		}
 	}
-	fmt.Printf("TPC-C, %d warehouses, %d VUs in all, --mode %s, %s ramp-up + %s measured, %d rounds (order reversed every other round), medians\n\n",
-		warehouses, vus, mode, rampup, duration, rounds)
+	how := "as fast as possible"
+	if rate > 0 {
+		how = fmt.Sprintf("-R %g transactions/s in all", rate)
+	}
+	fmt.Printf("TPC-C, %d warehouses, %d VUs in all, --mode %s, %s, %s ramp-up + %s measured, %d rounds (order reversed every other round), medians\n\n",
+		warehouses, vus, mode, how, rampup, duration, rounds)
 	fmt.Printf("| workers | NOPM | ÷ %s (same round) | client CPU µs/txn (all processes) | coordinator CPU per worker (%% of a core) |\n", ns[0].name)
 	fmt.Println("|---|---|---|---|---|")
 	for _, sp := range ns {
