@@ -209,9 +209,11 @@ func TestWorkersTPCCIterations(t *testing.T) {
 	}
 }
 
-// TPC-C by warehouse: one worker and four give the same NOPM within noise
-// (a short run on a shared machine: within a factor of two), each worker
-// with its own warehouse.
+// TPC-C by warehouse: one worker and four give the same NOPM within noise,
+// each worker with its own warehouse. At a rate the machine serves (-R),
+// the NOPM is the work asked for, so the noise is the count's (about 5%
+// here) and not the shared machine's; as fast as possible, a CI machine's
+// runs vary by more than the workers could change.
 func TestWorkersTPCCNOPM(t *testing.T) {
 	srv := pgLazy.Get(t)
 	home := t.TempDir()
@@ -222,7 +224,7 @@ func TestWorkersTPCCNOPM(t *testing.T) {
 	nopm := map[int]float64{}
 	for _, workers := range []int{1, 4} {
 		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "4", "-T", "4", "--rampup", "1", "--seed", "3",
-			"--json", "--workers", strconv.Itoa(workers))
+			"-R", "200", "--json", "--workers", strconv.Itoa(workers))
 		if r.code != 0 {
 			t.Fatalf("--workers %d: exit %d\n%s", workers, r.code, r.stderr)
 		}
@@ -249,7 +251,7 @@ func TestWorkersTPCCNOPM(t *testing.T) {
 		}
 	}
 	t.Logf("NOPM: 1 worker %.0f, 4 workers %.0f", nopm[1], nopm[4])
-	if r := nopm[4] / nopm[1]; r < 0.5 || r > 2 {
+	if r := nopm[4] / nopm[1]; r < 0.8 || r > 1.25 {
 		t.Errorf("NOPM: 4 workers %.0f, 1 worker %.0f", nopm[4], nopm[1])
 	}
 }

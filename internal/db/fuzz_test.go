@@ -61,6 +61,7 @@ func FuzzOpenURL(f *testing.F) {
 		"postgres: passwd=s3cret-pw",
 		"host=127.0.0.1 port=5432 user=u password=s3cret-pw dbname=x",
 		"root:s3cret-pw@tcp(127.0.0.1:3306)/tpcc",
+		"A:::]:@0::]", // found by fuzzing: a host followed by ": " looked like the password
 	} {
 		f.Add(s)
 	}
@@ -84,7 +85,11 @@ func FuzzOpenURL(f *testing.F) {
 		d, err := db.Open(ctx, target)
 		if err != nil {
 			msg := err.Error()
-			if leak := leaked(target, msg); leak != "" {
+			// The redacted URL the message repeats was checked above;
+			// what is next to it must not make the password appear
+			// either ("A:::]:@0::]": host 0::] then ": " is not a leak
+			// of the password "::]:").
+			if leak := leaked(target, strings.ReplaceAll(msg, db.Redact(target), "<URL>")); leak != "" {
 				if bug := knownLeak(target, msg); bug != "" && skipKnown {
 					t.Skip(bug)
 				}
