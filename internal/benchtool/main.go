@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -63,8 +64,8 @@ func run(dbs, modes, vusList string, rampup, duration time.Duration, transport s
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "sledge")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	if err := child.BuildSledge(bin); err != nil {
+		return err
 	}
 	fmt.Printf("| database | VUs = warehouses | mode | NOPM | TPM (source) | TPM client | NOPM vs client | round trips/txn | client CPU µs/txn | total p90 ms | errors | retries |\n")
 	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n")

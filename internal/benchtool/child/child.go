@@ -109,6 +109,16 @@ func ModuleRoot() string {
 	return "."
 }
 
+// BuildSledge builds ./cmd/sledge into bin, from the module root.
+func BuildSledge(bin string) error {
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/sledge")
+	cmd.Dir = ModuleRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return nil
+}
+
 // CPUUs is a finished process's user + system CPU time in microseconds,
 // as the kernel reports it to the parent.
 func CPUUs(ps *os.ProcessState) float64 {

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -92,8 +93,8 @@ func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration,
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "sledge")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	if err := child.BuildSledge(bin); err != nil {
+		return err
 	}
 	srv, err := testdb.StartPostgres(ctx)
 	if err != nil {

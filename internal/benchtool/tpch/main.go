@@ -106,10 +106,8 @@ type runResult struct {
 // sledgeBin builds sledge into dir.
 func sledgeBin(dir string) (string, error) {
 	bin := filepath.Join(dir, "sledge")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/sledge")
-	cmd.Dir = child.ModuleRoot()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build: %v\n%s", err, out)
+	if err := child.BuildSledge(bin); err != nil {
+		return "", err
 	}
 	return bin, nil
 }

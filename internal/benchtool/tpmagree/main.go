@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -72,8 +73,8 @@ func run(dbs string, rounds, vus int, rampup, duration time.Duration, bin string
 	defer os.RemoveAll(dir)
 	if bin == "" {
 		bin = filepath.Join(dir, "sledge")
-		if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
-			return fmt.Errorf("go build: %v\n%s", err, out)
+		if err := child.BuildSledge(bin); err != nil {
+			return err
 		}
 	}
 	var configs []config

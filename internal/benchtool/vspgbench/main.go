@@ -102,8 +102,8 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 	}
 	defer os.RemoveAll(dir)
 	bin := filepath.Join(dir, "sledge")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/sledge").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
+	if err := child.BuildSledge(bin); err != nil {
+		return err
 	}
 	srv, err := testdb.StartPostgres(ctx)
 	if err != nil {
