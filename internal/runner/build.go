@@ -200,17 +200,7 @@ func (p plan) run(ctx context.Context, d db.DB, w workload.Workload, step string
 	if !ok {
 		return fmt.Errorf("%s needs a database that runs SQL text", w.Name())
 	}
-	c, err := sd.ConnectSQL(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close(context.WithoutCancel(ctx))
-	for i, st := range stmts {
-		if err := c.ExecSQL(ctx, st); err != nil {
-			return fmt.Errorf("%s %s statement %d (%s): %w", w.Name(), step, i+1, db.FirstLine(st), err)
-		}
-	}
-	return nil
+	return execStmts(ctx, sd, w, step, stmts)
 }
 
 // mark loads the last table, the marker of a complete build: by the

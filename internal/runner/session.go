@@ -269,7 +269,12 @@ func RunScript(ctx context.Context, d db.DB, w workload.Workload, step string) e
 	if !ok {
 		return fmt.Errorf("%s needs a database that runs SQL text", w.Name())
 	}
-	stmts := sw.Script(sd.Dialect(), step)
+	return execStmts(ctx, sd, w, step, sw.Script(sd.Dialect(), step))
+}
+
+// execStmts runs stmts, w's statements for step, in order on one SQL
+// session of sd, each on its own.
+func execStmts(ctx context.Context, sd db.SQLDB, w workload.Workload, step string, stmts []string) error {
 	if len(stmts) == 0 {
 		return nil
 	}
