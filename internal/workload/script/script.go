@@ -209,20 +209,6 @@ const maxQueryArgs = 255
 // the extended or prepared one, and those take at most 255 parameters a
 // statement (as with pgbench).
 func (w *Workload) CheckProtocol(p workload.Protocol) error {
-	if p != workload.ProtoSimple {
-		for _, s := range w.scripts {
-			for _, c := range s.Commands {
-				if c.Kind != pgbench.CmdSQL || c.SQL == nil {
-					continue
-				}
-				for _, q := range c.SQL.Queries {
-					if len(q.Vars) > maxQueryArgs {
-						return fmt.Errorf("%s:%d: statement has too many arguments (maximum is %d): %s", s.Name, c.Line, maxQueryArgs, clip(c.Text, 80))
-					}
-				}
-			}
-		}
-	}
 	if p == workload.ProtoSimple {
 		for _, s := range w.scripts {
 			for _, c := range s.Commands {
@@ -232,6 +218,18 @@ func (w *Workload) CheckProtocol(p workload.Protocol) error {
 			}
 		}
 		return nil
+	}
+	for _, s := range w.scripts {
+		for _, c := range s.Commands {
+			if c.Kind != pgbench.CmdSQL || c.SQL == nil {
+				continue
+			}
+			for _, q := range c.SQL.Queries {
+				if len(q.Vars) > maxQueryArgs {
+					return fmt.Errorf("%s:%d: statement has too many arguments (maximum is %d): %s", s.Name, c.Line, maxQueryArgs, clip(c.Text, 80))
+				}
+			}
+		}
 	}
 	if at, ok := w.firstCompound(); ok {
 		return fmt.Errorf("%s: compound queries (\\;) need --protocol simple", at)
