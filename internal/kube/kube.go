@@ -170,23 +170,17 @@ func hasPassword(raw string) bool {
 	return u.Query().Has("password")
 }
 
-// CoordinatorArgs are the coordinator's command line after the entrypoint.
-func CoordinatorArgs(o Options) []string {
-	return append(runArgs(o), "--workers="+strconv.Itoa(o.Workers), "--listen=:"+strconv.Itoa(port(o)))
+// coordinatorArgs are the coordinator's command line after the
+// entrypoint, of checked options (o.Port set).
+func coordinatorArgs(o Options) []string {
+	return append(runArgs(o), "--workers="+strconv.Itoa(o.Workers), "--listen=:"+strconv.Itoa(o.Port))
 }
 
-// WorkerArgs are a worker's: its index comes from JOB_COMPLETION_INDEX,
+// workerArgs are a worker's: its index comes from JOB_COMPLETION_INDEX,
 // which Kubernetes sets in an Indexed Job's pods.
-func WorkerArgs(o Options) []string {
+func workerArgs(o Options) []string {
 	return append(runArgs(o), "--workers="+strconv.Itoa(o.Workers),
-		"--coordinator="+ServiceName(o.Name)+":"+strconv.Itoa(port(o)))
-}
-
-func port(o Options) int {
-	if o.Port == 0 {
-		return DefaultPort
-	}
-	return o.Port
+		"--coordinator="+ServiceName(o.Name)+":"+strconv.Itoa(o.Port))
 }
 
 func runArgs(o Options) []string {
@@ -217,10 +211,10 @@ func Manifest(o Options) ([]runtime.Object, error) {
 			}},
 		},
 	}
-	coord := job(o, CoordinatorJobName(o.Name), "coordinator", 1, CoordinatorArgs(o))
+	coord := job(o, CoordinatorJobName(o.Name), "coordinator", 1, coordinatorArgs(o))
 	c := &coord.Spec.Template.Spec.Containers[0]
 	c.Ports = []corev1.ContainerPort{{Name: "coordinator", ContainerPort: int32(o.Port), Protocol: corev1.ProtocolTCP}}
-	workers := job(o, WorkersJobName(o.Name), "workers", int32(o.Workers), WorkerArgs(o))
+	workers := job(o, WorkersJobName(o.Name), "workers", int32(o.Workers), workerArgs(o))
 	indexed := batchv1.IndexedCompletion
 	workers.Spec.CompletionMode = &indexed
 	return []runtime.Object{svc, coord, workers}, nil
