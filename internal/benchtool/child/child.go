@@ -119,6 +119,35 @@ func BuildSledge(bin string) error {
 	return nil
 }
 
+// ClockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
+// every Linux architecture Go runs on.
+const ClockTicks = 100
+
+// ProcTicks is utime+stime of /proc/<pid>/stat, in clock ticks.
+func ProcTicks(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) may hold spaces: count after its ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("bad /proc stat")
+	}
+	f := strings.Fields(s[i+1:])
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, errors.New("short /proc stat")
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, errors.New("bad /proc stat times")
+	}
+	return u + st, nil
+}
+
 // CPUUs is a finished process's user + system CPU time in microseconds,
 // as the kernel reports it to the parent.
 func CPUUs(ps *os.ProcessState) float64 {

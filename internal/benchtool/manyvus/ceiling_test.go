@@ -4,6 +4,8 @@ import (
 	"math"
 	"os"
 	"testing"
+
+	"github.com/sledge-bench/sledge/internal/benchtool/child"
 )
 
 // TPC-C's ceiling (docs/tpcc.md): 12.86 new orders per minute for the ten
@@ -15,7 +17,7 @@ func TestCeilingPerTerminal(t *testing.T) {
 }
 
 func TestProcTicks(t *testing.T) {
-	if n, err := procTicks(os.Getpid()); err != nil || n < 0 {
+	if n, err := child.ProcTicks(os.Getpid()); err != nil || n < 0 {
 		t.Errorf("own CPU ticks %d, %v", n, err)
 	}
 }

@@ -328,10 +328,10 @@ func runOnce(ctx context.Context, bin string, env []string, url, password string
 			return // the process is ending
 		}
 		at := time.Since(start)
-		ticks, terr := procTicks(pid)
+		ticks, terr := child.ProcTicks(pid)
 		cpu := math.NaN()
 		if terr == nil && lastTicks >= 0 {
-			cpu = float64(ticks-lastTicks) / clockTicks / (at - lastAt).Seconds() * 100
+			cpu = float64(ticks-lastTicks) / child.ClockTicks / (at - lastAt).Seconds() * 100
 		}
 		if terr == nil {
 			lastTicks, lastAt = ticks, at
@@ -426,35 +426,6 @@ func report(m *measured, o options, ceiling float64) {
 			fmt.Printf("neword p90 %.2f ms (latency includes the connection wait); all types p90 %.2f ms, max %.1f ms\n", t.P90Ms, r.Total.P90Ms, r.Total.MaxMs)
 		}
 	}
-}
-
-// clockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
-// every Linux architecture Go runs on.
-const clockTicks = 100
-
-// procTicks is utime+stime of /proc/<pid>/stat, in clock ticks.
-func procTicks(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may hold spaces: count after its ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, errors.New("bad /proc stat")
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, errors.New("short /proc stat")
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("bad /proc stat times")
-	}
-	return u + st, nil
 }
 
 func mib(kb int64) string { return fmt.Sprintf("%.1f MiB", float64(kb)/1024) }

@@ -216,25 +216,9 @@ func sledge(bin string, env []string, args ...string) ([]byte, time.Duration, er
 // ownCPU is utime+stime of pid from /proc/PID/stat: the process's own
 // time, without its children's (cutime, cstime).
 func ownCPU(pid int) (time.Duration, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	t, err := child.ProcTicks(pid)
 	if err != nil {
 		return 0, false
 	}
-	// Fields after the command name, which is in parentheses and may
-	// hold spaces: state is field 3, utime 14, stime 15.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, false
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, false
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, false
-	}
-	const hz = 100 // USER_HZ on Linux
-	return time.Duration(ut+st) * time.Second / hz, true
+	return time.Duration(t) * time.Second / child.ClockTicks, true
 }
