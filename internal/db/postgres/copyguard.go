@@ -39,7 +39,7 @@ type copyGuard struct {
 }
 
 var (
-	copyFail = copyFailMsg("COPY is not supported in pgbench scripts")
+	copyFail = copyFailMsg(errScriptCopy.Error())
 	syncMsg  = []byte{'S', 0, 0, 0, 4}
 )
 
