@@ -3,7 +3,6 @@ package cli
 import (
 	"io"
 	"net"
-	"net/url"
 	"strconv"
 	"time"
 
@@ -188,7 +187,7 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 		return err
 	}
 	k := o.kube
-	k.Workload, k.DB, k.PasswordEnv = w.Name(), rawURL, passwordEnv(u.Scheme)
+	k.Workload, k.DB, k.PasswordEnv = w.Name(), rawURL, db.PasswordEnv(u.Scheme)
 	if k.Secret == "" && fs.Changed("secret-key") {
 		return usageErr("--secret-key names a key in --secret: give --secret NAME")
 	}
@@ -225,12 +224,4 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 		cmd.PrintErrf("note: %s, in a pod, is the pod itself: give the database's address as the pods reach it\n", what)
 	}
 	return kube.Render(env.Stdout, objs)
-}
-
-// passwordEnv is the variable the driver of scheme reads a URL's missing
-// password from (db.PasswordEnver), or "": db.Pasteable names it for a
-// URL that had one.
-func passwordEnv(scheme string) string {
-	_, env := db.Pasteable((&url.URL{Scheme: scheme, User: url.UserPassword("u", "p"), Host: "h"}).String())
-	return env
 }

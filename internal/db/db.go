@@ -135,12 +135,18 @@ func Pasteable(raw string) (pasteable, env string) {
 	if !had {
 		return Redact(raw), ""
 	}
-	if d, ok := lookup(u.Scheme); ok {
+	return Redact(u.String()), PasswordEnv(u.Scheme)
+}
+
+// PasswordEnv is the variable the driver of scheme reads a URL's missing
+// password from (PasswordEnver), or "".
+func PasswordEnv(scheme string) string {
+	if d, ok := lookup(scheme); ok {
 		if pe, ok := d.(PasswordEnver); ok {
-			env = pe.PasswordEnv()
+			return pe.PasswordEnv()
 		}
 	}
-	return Redact(u.String()), env
+	return ""
 }
 
 var (
