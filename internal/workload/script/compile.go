@@ -169,7 +169,7 @@ func (p *program) compileCmd(k *cmd, c *pgbench.Command) error {
 			k.text = k.pieces[0]
 		}
 	case pgbench.CmdSet:
-		k.slot, k.badVar = p.slotOf(c.Var), !validName(c.Var)
+		k.slot, k.badVar = p.slotOf(c.Var), !pgbench.ValidVarName(c.Var)
 		k.expr = c.Expr
 		p.walk(c.Expr)
 	case pgbench.CmdIf, pgbench.CmdElif:
@@ -194,7 +194,7 @@ func (p *program) compileCmd(k *cmd, c *pgbench.Command) error {
 		k.sleep = time.Duration(n) * k.unit
 	case pgbench.CmdSetShell, pgbench.CmdShell:
 		if c.Kind == pgbench.CmdSetShell {
-			k.slot, k.badVar = p.slotOf(c.Var), !validName(c.Var)
+			k.slot, k.badVar = p.slotOf(c.Var), !pgbench.ValidVarName(c.Var)
 		}
 		if len(c.Args) == 0 {
 			return fmt.Errorf("missing shell command")

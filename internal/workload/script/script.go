@@ -129,7 +129,7 @@ func New(cfg Config) (*Workload, error) {
 		if !ok || name == "" {
 			return nil, fmt.Errorf("invalid variable definition %q for --define: use name=value", d)
 		}
-		if !validName(name) {
+		if !pgbench.ValidVarName(name) {
 			return nil, fmt.Errorf("invalid variable name %q in --define %q", name, d)
 		}
 		w.defines = append(w.defines, define{name: name, text: text})
@@ -417,21 +417,6 @@ func scriptConn(c workload.Conn) (workload.ScriptConn, bool) {
 		c = u.Unwrap()
 	}
 	return nil, false
-}
-
-// validName is pgbench's rule for variable names: ASCII letters, digits
-// and '_', and any non-ASCII character, not starting with a digit.
-func validName(s string) bool {
-	if s == "" || (s[0] >= '0' && s[0] <= '9') {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		b := s[i]
-		if !(b >= 0x80 || b == '_' || (b >= '0' && b <= '9') || (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z')) {
-			return false
-		}
-	}
-	return true
 }
 
 // lockedWriter serializes writes from several terminals.

@@ -578,7 +578,7 @@ func (t *terminal) colSlots(k *cmd, stmt int, cols []string) ([]int, error) {
 	c.slots = make([]int, 0, len(cols))
 	for _, col := range cols {
 		name := k.prefix + col
-		if !validName(name) {
+		if !pgbench.ValidVarName(name) {
 			c.slots = nil
 			return nil, fmt.Errorf("invalid variable name %q from a result column: name the column with AS", name)
 		}
