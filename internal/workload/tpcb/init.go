@@ -53,12 +53,14 @@ func (o InitOptions) fillfactor() int {
 	return o.Fillfactor
 }
 
-// steps is -I with f added for --foreign-keys, as pgbench adds it.
+// steps is -I without its spaces (pgbench skips them), with f added for
+// --foreign-keys, as pgbench adds it.
 func (o InitOptions) steps() string {
 	s := o.Steps
 	if s == "" {
 		s = defaultSteps
 	}
+	s = strings.ReplaceAll(s, " ", "")
 	if o.ForeignKeys && !strings.Contains(s, "f") {
 		s += "f"
 	}
@@ -105,7 +107,7 @@ func inOrder(steps string) bool {
 
 // isDefault: the build is the usual one, the database's script files.
 func (o InitOptions) isDefault() bool {
-	return strings.ReplaceAll(o.steps(), " ", "") == defaultSteps && o.fillfactor() == 100 && !o.Unlogged &&
+	return o.steps() == defaultSteps && o.fillfactor() == 100 && !o.Unlogged &&
 		o.Partitions == 0 && o.Tablespace == "" && o.IndexTablespace == ""
 }
 
@@ -118,7 +120,7 @@ func (o InitOptions) isDefault() bool {
 // equivalent for, in one line.
 func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 	o := w.cfg.Init
-	steps := strings.ReplaceAll(o.steps(), " ", "")
+	steps := o.steps()
 	has := func(c string) bool { return strings.Contains(steps, c) }
 	var p workload.BuildPlan
 	if !inOrder(steps) {
