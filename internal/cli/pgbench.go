@@ -454,18 +454,18 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 	// pgbench adds a column of retries when --max-tries is not 1; sledge
 	// counts no retries per command, so its header stays the one without.
 	header := "statement latencies in milliseconds and failures:"
-	stmts := func(script, indent string) {
+	stmts := func(script string) {
 		for _, st := range s.Statements {
 			if st.Script != script {
 				continue
 			}
-			fmt.Fprintf(out, "%s   %11.3f  %10d  %s\n", indent, st.AvgMs, st.Failures, st.Name)
+			fmt.Fprintf(out, "   %11.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Name)
 		}
 	}
 	if len(s.Types) <= 1 {
 		if len(s.Statements) > 0 {
 			fmt.Fprintln(out, header)
-			stmts(s.Statements[0].Script, "")
+			stmts(s.Statements[0].Script)
 		}
 		return
 	}
@@ -510,7 +510,7 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 		}
 		if len(s.Statements) > 0 {
 			fmt.Fprintln(out, " - "+header)
-			stmts(t.Name, "")
+			stmts(t.Name)
 		}
 	}
 }
