@@ -252,10 +252,6 @@ type pgbScript struct {
 	spec    string // NAME[@W] or FILE[@W]
 }
 
-// pgbUnsupported are pgbench's options sledge pgbench refuses, by their
-// canonical names, with the spelling to name them by: none today.
-var pgbUnsupported = map[string]string{}
-
 // pgbMaxScripts is pgbench's MAX_SCRIPTS.
 const pgbMaxScripts = 128
 
@@ -354,9 +350,6 @@ func readPgbench(args []string) (*pgbConfig, error) {
 	benchmarking, initializing := false, false
 	const maxInt = math.MaxInt32
 	for _, a := range opts {
-		if what, ok := pgbUnsupported[a.name]; ok {
-			return nil, pgbErrf("option %s is not supported yet", what)
-		}
 		if _, ok := pgbInitOnly[a.name]; ok {
 			initializing = true
 		}
