@@ -235,9 +235,9 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 		if given && (a.name == "init-steps" || a.name == "foreign-keys") {
 			continue // per build, below
 		}
-		name := pgbInitOnly[a.name]
+		name := a.name // the build flag of the same name
 		f := flags.Lookup(name)
-		if f == nil {
+		if !pgbInitOnly[name] || f == nil {
 			return bad(pgbErrf("option %s is not supported yet", pgbSpell(a.name)))
 		}
 		if f.Value.Type() == "bool" {
