@@ -111,6 +111,10 @@ func (o InitOptions) isDefault() bool {
 		o.Partitions == 0 && o.Tablespace == "" && o.IndexTablespace == ""
 }
 
+// dialectNames are the databases other than PostgreSQL, as BuildPlan's
+// messages name them.
+var dialectNames = map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}
+
 // BuildPlan maps pgbench's init steps and options onto sledge's build
 // (workload.BuildPlanner): d the drop script, t the tables, g the
 // client-side load, G the server's INSERT … SELECT generate_series, v
@@ -126,12 +130,12 @@ func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 	if !inOrder(steps) {
 		if dialect != "postgres" {
 			return p, fmt.Errorf("-I %s: sledge runs the steps on %s once each, in the order %s; steps in another order or repeated are PostgreSQL's only",
-				o.Steps, map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect], stepOrder)
+				o.Steps, dialectNames[dialect], stepOrder)
 		}
 		return w.orderedPlan(steps)
 	}
 	if dialect != "postgres" {
-		name := map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect]
+		name := dialectNames[dialect]
 		if name == "" {
 			name = dialect
 		}
