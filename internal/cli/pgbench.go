@@ -488,20 +488,14 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 			tps = float64(t.Count) / s.MeasuredS
 		}
 		fmt.Fprintf(out, " - %d transactions (%.1f%% of total, tps = %f)\n", t.Count, share, tps)
-		den := float64(t.Count + t.Errors)
-		pct := func(n int64) float64 {
-			if den == 0 {
-				return 0
-			}
-			return 100 * float64(n) / den
-		}
-		fmt.Fprintf(out, " - number of failed transactions: %d (%.3f%%)\n", t.Errors, pct(t.Errors))
+		pct := func(n int64) string { return pgbShare(n, t.Count+t.Errors) }
+		fmt.Fprintf(out, " - number of failed transactions: %d (%s)\n", t.Errors, pct(t.Errors))
 		if p.detailed {
-			fmt.Fprintf(out, " - number of serialization failures: %d (%.3f%%)\n", t.SerializationFailures, pct(t.SerializationFailures))
-			fmt.Fprintf(out, " - number of deadlock failures: %d (%.3f%%)\n", t.DeadlockFailures, pct(t.DeadlockFailures))
+			fmt.Fprintf(out, " - number of serialization failures: %d (%s)\n", t.SerializationFailures, pct(t.SerializationFailures))
+			fmt.Fprintf(out, " - number of deadlock failures: %d (%s)\n", t.DeadlockFailures, pct(t.DeadlockFailures))
 		}
 		if p.maxTries != 1 {
-			fmt.Fprintf(out, " - number of transactions retried: %d (%.3f%%)\n", t.Retried, pct(t.Retried))
+			fmt.Fprintf(out, " - number of transactions retried: %d (%s)\n", t.Retried, pct(t.Retried))
 			fmt.Fprintf(out, " - total number of retries: %d\n", t.Retries)
 		}
 		if t.Count > 0 { // pgbench prints no latency for a script that never ran
