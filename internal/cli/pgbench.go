@@ -235,9 +235,9 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 		if given && (a.name == "init-steps" || a.name == "foreign-keys") {
 			continue // per build, below
 		}
-		name := pgbInitOnly[a.name]
+		name := a.name // the build flag of the same name
 		f := flags.Lookup(name)
-		if f == nil {
+		if !pgbInitOnly[name] || f == nil {
 			return bad(pgbErrf("option %s is not supported yet", pgbSpell(a.name)))
 		}
 		if f.Value.Type() == "bool" {
@@ -454,18 +454,18 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 	// pgbench adds a column of retries when --max-tries is not 1; sledge
 	// counts no retries per command, so its header stays the one without.
 	header := "statement latencies in milliseconds and failures:"
-	stmts := func(script, indent string) {
+	stmts := func(script string) {
 		for _, st := range s.Statements {
 			if st.Script != script {
 				continue
 			}
-			fmt.Fprintf(out, "%s   %11.3f  %10d  %s\n", indent, st.AvgMs, st.Failures, st.Name)
+			fmt.Fprintf(out, "   %11.3f  %10d  %s\n", st.AvgMs, st.Failures, st.Name)
 		}
 	}
 	if len(s.Types) <= 1 {
 		if len(s.Statements) > 0 {
 			fmt.Fprintln(out, header)
-			stmts(s.Statements[0].Script, "")
+			stmts(s.Statements[0].Script)
 		}
 		return
 	}
@@ -488,20 +488,14 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 			tps = float64(t.Count) / s.MeasuredS
 		}
 		fmt.Fprintf(out, " - %d transactions (%.1f%% of total, tps = %f)\n", t.Count, share, tps)
-		den := float64(t.Count + t.Errors)
-		pct := func(n int64) float64 {
-			if den == 0 {
-				return 0
-			}
-			return 100 * float64(n) / den
-		}
-		fmt.Fprintf(out, " - number of failed transactions: %d (%.3f%%)\n", t.Errors, pct(t.Errors))
+		pct := func(n int64) string { return pgbShare(n, t.Count+t.Errors) }
+		fmt.Fprintf(out, " - number of failed transactions: %d (%s)\n", t.Errors, pct(t.Errors))
 		if p.detailed {
-			fmt.Fprintf(out, " - number of serialization failures: %d (%.3f%%)\n", t.SerializationFailures, pct(t.SerializationFailures))
-			fmt.Fprintf(out, " - number of deadlock failures: %d (%.3f%%)\n", t.DeadlockFailures, pct(t.DeadlockFailures))
+			fmt.Fprintf(out, " - number of serialization failures: %d (%s)\n", t.SerializationFailures, pct(t.SerializationFailures))
+			fmt.Fprintf(out, " - number of deadlock failures: %d (%s)\n", t.DeadlockFailures, pct(t.DeadlockFailures))
 		}
 		if p.maxTries != 1 {
-			fmt.Fprintf(out, " - number of transactions retried: %d (%.3f%%)\n", t.Retried, pct(t.Retried))
+			fmt.Fprintf(out, " - number of transactions retried: %d (%s)\n", t.Retried, pct(t.Retried))
 			fmt.Fprintf(out, " - total number of retries: %d\n", t.Retries)
 		}
 		if t.Count > 0 { // pgbench prints no latency for a script that never ran
@@ -510,7 +504,7 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 		}
 		if len(s.Statements) > 0 {
 			fmt.Fprintln(out, " - "+header)
-			stmts(t.Name, "")
+			stmts(t.Name)
 		}
 	}
 }

@@ -252,10 +252,6 @@ type pgbScript struct {
 	spec    string // NAME[@W] or FILE[@W]
 }
 
-// pgbUnsupported are pgbench's options sledge pgbench refuses, by their
-// canonical names, with the spelling to name them by: none today.
-var pgbUnsupported = map[string]string{}
-
 // pgbMaxScripts is pgbench's MAX_SCRIPTS.
 const pgbMaxScripts = 128
 
@@ -300,18 +296,18 @@ func pgbCheckSteps(steps string) error {
 }
 
 // pgbInitOnly are the options of initialization mode only (pgbench's
-// initialization_option_set), with the name of the `sledge build` flag
-// that honours each.
-var pgbInitOnly = map[string]string{
-	"init-steps":       "init-steps",
-	"fillfactor":       "fillfactor",
-	"quiet":            "quiet",
-	"foreign-keys":     "foreign-keys",
-	"unlogged-tables":  "unlogged-tables",
-	"tablespace":       "tablespace",
-	"index-tablespace": "index-tablespace",
-	"partitions":       "partitions",
-	"partition-method": "partition-method",
+// initialization_option_set); `sledge build` has a flag of the same name
+// for each.
+var pgbInitOnly = map[string]bool{
+	"init-steps":       true,
+	"fillfactor":       true,
+	"quiet":            true,
+	"foreign-keys":     true,
+	"unlogged-tables":  true,
+	"tablespace":       true,
+	"index-tablespace": true,
+	"partitions":       true,
+	"partition-method": true,
 }
 
 // pgbInt reads an integer option in lo..hi with pgbench's messages.
@@ -354,10 +350,7 @@ func readPgbench(args []string) (*pgbConfig, error) {
 	benchmarking, initializing := false, false
 	const maxInt = math.MaxInt32
 	for _, a := range opts {
-		if what, ok := pgbUnsupported[a.name]; ok {
-			return nil, pgbErrf("option %s is not supported yet", what)
-		}
-		if _, ok := pgbInitOnly[a.name]; ok {
+		if pgbInitOnly[a.name] {
 			initializing = true
 		}
 		switch a.name {

@@ -174,7 +174,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		Display: func(plan *engine.Plan, live *engine.Live, name string, kind int) func() {
 			switch {
 			case o.Progress > 0:
-				return runner.ProgressLinesAt(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind, o.ProgressTimestamp)
+				return runner.ProgressLines(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind, o.ProgressTimestamp)
 			case env.pgb != nil:
 				return nil // sledge pgbench: no progress without -P, as pgbench
 			case !o.JSON:

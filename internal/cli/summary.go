@@ -468,9 +468,14 @@ func rangesText(ns []int) string {
 // pgbPercent is n as pgbench's share of the transactions that ended
 // (processed, skipped or failed): "1.234%".
 func pgbPercent(n int64, s *runner.RunSummary) string {
-	den := float64(s.Processed + s.Skipped + s.Failed)
+	return pgbShare(n, s.Processed+s.Skipped+s.Failed)
+}
+
+// pgbShare is n as a share of den, as pgbench prints it: "1.234%", and
+// "0.000%" when den is 0.
+func pgbShare(n, den int64) string {
 	if den == 0 {
 		return "0.000%"
 	}
-	return fmt.Sprintf("%.3f%%", 100*float64(n)/den)
+	return fmt.Sprintf("%.3f%%", 100*float64(n)/float64(den))
 }

@@ -166,7 +166,7 @@ func (o *RunOptions) FlagsSet(f *pflag.FlagSet, w workload.Workload) error {
 		case o.MaxTries == 0 && !f.Changed("duration") && o.LatencyLimit <= 0:
 			return Usagef("--max-tries 0 (unlimited) needs -T/--duration or -L/--latency-limit, as in pgbench")
 		case o.MaxTries == 0:
-			o.MaxRetries = 1 << 30
+			o.MaxRetries = unlimitedRetries
 		default:
 			o.MaxRetries = o.MaxTries - 1
 		}

@@ -14,15 +14,11 @@ import (
 // ProgressLines prints one line to w (stderr) every interval, as pgbench
 // -P does: rates over the interval just ended, from the run's live
 // counters. meterKind is the mix type whose commits make the business
-// meter (TPC-C New-Order for NOPM), or -1. stop prints nothing more.
-func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int) (stop func()) {
-	return ProgressLinesAt(w, every, live, meter, meterKind, false)
-}
-
-// ProgressLinesAt is ProgressLines; with epoch (pgbench's
+// meter (TPC-C New-Order for NOPM), or -1. With epoch (pgbench's
 // --progress-timestamp) each line starts with the Unix time, in seconds
-// with milliseconds, instead of the time since the start.
-func ProgressLinesAt(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int, epoch bool) (stop func()) {
+// with milliseconds, instead of the time since the start. stop prints
+// nothing more.
+func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int, epoch bool) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -201,8 +201,11 @@ type RunSummary struct {
 	Workers []WorkerJSON `json:"workers,omitempty"`
 }
 
+// msMicro is d in milliseconds, to the microsecond.
+func msMicro(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
 func toJSON(s metrics.Summary) TxJSON {
-	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	ms := msMicro
 	return TxJSON{Name: s.Name, Count: s.Count, Commits: s.Commits, Rollbacks: s.Rollbacks,
 		Errors: s.Errors, Retries: s.Retries, Retried: s.Retried, MeanMs: ms(s.Mean), StddevMs: ms(s.Stddev),
 		P50Ms: ms(s.P50), P90Ms: ms(s.P90),
@@ -326,11 +329,11 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 	sum.Total = toJSON(total.Summarize("total"))
 	sum.Processed, sum.Failed, sum.Retried, sum.Retries = total.Completed(), total.Errors, total.Retried, total.Retries
 	if !res.Connected.IsZero() {
-		sum.InitialConnectionMs = float64(res.Connected.Sub(res.Start).Microseconds()) / 1000
+		sum.InitialConnectionMs = msMicro(res.Connected.Sub(res.Start))
 	}
 	sum.FailuresDetailed = o.FailuresDetailed
 	if o.ConnectPerTx && res.Connects.Count > 0 {
-		ms := float64(res.Connects.Mean().Microseconds()) / 1000
+		ms := msMicro(res.Connects.Mean())
 		sum.ConnectionAvgMs = &ms
 	}
 	sum.TPS = 0

@@ -11,6 +11,9 @@ import (
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
+// unlimitedRetries is --max-tries 0's MaxRetries: no limit in practice.
+const unlimitedRetries = 1 << 30
+
 // verboseErrors is --verbose-errors (pgbench's): for every error that ends
 // a try, a line with the client (the virtual user, from 0 as pgbench
 // numbers them), the script or transaction type and the error, then
@@ -21,7 +24,7 @@ import (
 func verboseErrors(w io.Writer, mix []workload.TxType, maxRetries int, limit time.Duration) func(engine.TryError) {
 	var mu sync.Mutex
 	tries := ""
-	if maxRetries < 1<<30 { // --max-tries 0: unlimited, no "/N" (pgbench)
+	if maxRetries < unlimitedRetries { // --max-tries 0: no "/N" (pgbench)
 		tries = fmt.Sprintf("/%d", maxRetries+1)
 	}
 	return func(e engine.TryError) {

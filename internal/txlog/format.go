@@ -105,22 +105,12 @@ func (a *Bucket) Add(e engine.TxEnd) {
 		return
 	}
 	lat := float64(e.Latency.Microseconds())
-	if a.Count == 0 || lat < a.LatMin {
-		a.LatMin = lat
-	}
-	if a.Count == 0 || lat > a.LatMax {
-		a.LatMax = lat
-	}
+	widen(a.Count, &a.LatMin, &a.LatMax, lat, lat)
 	a.Count++
 	a.LatSum += lat
 	a.LatSum2 += lat * lat
 	lag := float64(e.Lag.Microseconds())
-	if a.LagCount == 0 || lag < a.LagMin {
-		a.LagMin = lag
-	}
-	if a.LagCount == 0 || lag > a.LagMax {
-		a.LagMax = lag
-	}
+	widen(a.LagCount, &a.LagMin, &a.LagMax, lag, lag)
 	a.LagCount++
 	a.LagSum += lag
 	a.LagSum2 += lag * lag
@@ -129,20 +119,10 @@ func (a *Bucket) Add(e engine.TxEnd) {
 // Merge adds o's counts to a.
 func (a *Bucket) Merge(o *Bucket) {
 	if o.Count > 0 {
-		if a.Count == 0 || o.LatMin < a.LatMin {
-			a.LatMin = o.LatMin
-		}
-		if a.Count == 0 || o.LatMax > a.LatMax {
-			a.LatMax = o.LatMax
-		}
+		widen(a.Count, &a.LatMin, &a.LatMax, o.LatMin, o.LatMax)
 	}
 	if o.LagCount > 0 {
-		if a.LagCount == 0 || o.LagMin < a.LagMin {
-			a.LagMin = o.LagMin
-		}
-		if a.LagCount == 0 || o.LagMax > a.LagMax {
-			a.LagMax = o.LagMax
-		}
+		widen(a.LagCount, &a.LagMin, &a.LagMax, o.LagMin, o.LagMax)
 	}
 	a.Count += o.Count
 	a.LatSum += o.LatSum
@@ -155,6 +135,17 @@ func (a *Bucket) Merge(o *Bucket) {
 	a.Retries += o.Retries
 	a.Serialization += o.Serialization
 	a.Deadlock += o.Deadlock
+}
+
+// widen makes [*lo, *hi], the range of n values (none: unset), take in
+// [xlo, xhi].
+func widen(n int64, lo, hi *float64, xlo, xhi float64) {
+	if n == 0 || xlo < *lo {
+		*lo = xlo
+	}
+	if n == 0 || xhi > *hi {
+		*hi = xhi
+	}
 }
 
 // AppendAgg appends one interval's line of an aggregated log, in the 15

@@ -53,12 +53,14 @@ func (o InitOptions) fillfactor() int {
 	return o.Fillfactor
 }
 
-// steps is -I with f added for --foreign-keys, as pgbench adds it.
+// steps is -I without its spaces (pgbench skips them), with f added for
+// --foreign-keys, as pgbench adds it.
 func (o InitOptions) steps() string {
 	s := o.Steps
 	if s == "" {
 		s = defaultSteps
 	}
+	s = strings.ReplaceAll(s, " ", "")
 	if o.ForeignKeys && !strings.Contains(s, "f") {
 		s += "f"
 	}
@@ -105,9 +107,13 @@ func inOrder(steps string) bool {
 
 // isDefault: the build is the usual one, the database's script files.
 func (o InitOptions) isDefault() bool {
-	return strings.ReplaceAll(o.steps(), " ", "") == defaultSteps && o.fillfactor() == 100 && !o.Unlogged &&
+	return o.steps() == defaultSteps && o.fillfactor() == 100 && !o.Unlogged &&
 		o.Partitions == 0 && o.Tablespace == "" && o.IndexTablespace == ""
 }
+
+// dialectNames are the databases other than PostgreSQL, as BuildPlan's
+// messages name them.
+var dialectNames = map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}
 
 // BuildPlan maps pgbench's init steps and options onto sledge's build
 // (workload.BuildPlanner): d the drop script, t the tables, g the
@@ -118,18 +124,18 @@ func (o InitOptions) isDefault() bool {
 // equivalent for, in one line.
 func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 	o := w.cfg.Init
-	steps := strings.ReplaceAll(o.steps(), " ", "")
+	steps := o.steps()
 	has := func(c string) bool { return strings.Contains(steps, c) }
 	var p workload.BuildPlan
 	if !inOrder(steps) {
 		if dialect != "postgres" {
 			return p, fmt.Errorf("-I %s: sledge runs the steps on %s once each, in the order %s; steps in another order or repeated are PostgreSQL's only",
-				o.Steps, map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect], stepOrder)
+				o.Steps, dialectNames[dialect], stepOrder)
 		}
 		return w.orderedPlan(steps)
 	}
 	if dialect != "postgres" {
-		name := map[string]string{"mysql": "MariaDB/MySQL", "sqlite": "SQLite"}[dialect]
+		name := dialectNames[dialect]
 		if name == "" {
 			name = dialect
 		}
