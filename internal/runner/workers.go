@@ -825,8 +825,8 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		}
 		res.Skipped += f.Skipped
 		res.Late += f.Late
-		res.Lag = addLag(res.Lag, f.Lag)
-		res.ConnWait = addLag(res.ConnWait, f.ConnWait)
+		res.Lag = res.Lag.Add(f.Lag)
+		res.ConnWait = res.ConnWait.Add(f.ConnWait)
 		res.Reconnects += f.Reconnects
 		res.ConnLost += f.ConnLost
 		res.Stuck = append(res.Stuck, f.Stuck...)
@@ -876,10 +876,6 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		return a.Count > b.Count || a.Count == b.Count && a.Message < b.Message
 	})
 	return details
-}
-
-func addLag(a, b engine.Lag) engine.Lag {
-	return engine.Lag{Count: a.Count + b.Count, Sum: a.Sum + b.Sum, Max: max(a.Max, b.Max)}
 }
 
 var errNoExecutable = errors.New("cannot find sledge's own executable to start workers")
