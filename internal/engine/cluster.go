@@ -163,12 +163,7 @@ func (l *Live) Add(i int, c Counts, measured bool) {
 			k.buckets[b].Add(n)
 		}
 	} else if c.Completed > 0 {
-		mean := c.Latency / time.Duration(c.Completed)
-		b := 0
-		for b < len(LiveBuckets) && mean > LiveBuckets[b] {
-			b++
-		}
-		k.buckets[b].Add(c.Completed)
+		k.buckets[liveBucket(c.Latency/time.Duration(c.Completed))].Add(c.Completed)
 	}
 	if measured {
 		l.measured.Add(c.Completed)
