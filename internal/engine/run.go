@@ -577,7 +577,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		res.Skipped += t.skipped
 	}
 	res.Reconnects = live.Reconnects()
-	res.Errors = sortErrors(errs)
+	res.Errors = SortErrors(errs)
 	res.Statements = sortStmts(stmts)
 	if measured {
 		// Whole seconds only: the last fraction of a second is too short
@@ -1390,7 +1390,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func sortErrors(m map[string]int64) []ErrorCount {
+// SortErrors lists counted error messages, the most frequent first.
+func SortErrors(m map[string]int64) []ErrorCount {
 	out := make([]ErrorCount, 0, len(m))
 	for msg, n := range m {
 		out = append(out, ErrorCount{Message: msg, Count: n})

@@ -868,13 +868,9 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 	res.Outage = len(res.OutageSeconds)
 	sort.Ints(res.Stuck)
 	sort.Ints(res.Stopped)
-	for msg, c := range errs {
-		res.Errors = append(res.Errors, engine.ErrorCount{Message: msg, Count: c})
+	if len(errs) > 0 {
+		res.Errors = engine.SortErrors(errs)
 	}
-	sort.Slice(res.Errors, func(i, j int) bool {
-		a, b := res.Errors[i], res.Errors[j]
-		return a.Count > b.Count || a.Count == b.Count && a.Message < b.Message
-	})
 	return details
 }
 
