@@ -49,14 +49,7 @@ func (p *Plan) ready(ctx context.Context) (interrupted bool, err error) {
 		}
 		return false, err
 	}
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return false, nil
-	case <-ctx.Done():
-		return true, nil
-	}
+	return !sleep(ctx, time.Until(at)), nil
 }
 
 // intervals is the sessions whose interval sets Live.TakeInterval reads.
