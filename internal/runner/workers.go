@@ -408,13 +408,6 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
 // startMargin is how far ahead the coordinator sets the start: enough for
 // the start message to reach every worker first.
 const startMargin = 500 * time.Millisecond
@@ -685,7 +678,7 @@ loop:
 	var latest time.Time
 	for _, m := range members {
 		if m.final != nil && m.final.MeasureEnd != 0 {
-			if e := fromUnixNano(m.final.MeasureEnd); e.After(latest) {
+			if e := time.Unix(0, m.final.MeasureEnd); e.After(latest) {
 				latest = e
 			}
 		}
