@@ -125,7 +125,7 @@ all are TPC-H-derived, never TPC-H results.`,
 				// A worker of a scale-out run: the coordinator records the job.
 				return runRun(cmd.Context(), env, o, w, url)
 			}
-			o.workerArgs = workerArgsOf(cmd, args)
+			o.workerArgs = runner.WorkerArgs(cmd.Flags(), args)
 			job, jenv, err := startJob(cmd, env, "run", w, url)
 			if err != nil {
 				return err

@@ -4,15 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/spf13/cobra"
-
 	"github.com/sledge-bench/sledge/internal/runner"
 )
-
-// workerArgsOf is a local worker's command line (runner.WorkerArgs).
-func workerArgsOf(cmd *cobra.Command, args []string) []string {
-	return runner.WorkerArgs(cmd.Flags(), args)
-}
 
 // printWorkers prints a scale-out run's workers, one line each.
 func printWorkers(out io.Writer, ws []runner.WorkerJSON) {

@@ -102,7 +102,7 @@ func (c *Coordinator) Accept(ctx context.Context, n int, spec string, seed uint6
 					missing = append(missing, fmt.Sprint(i))
 				}
 			}
-			abortAll(peers, "not all workers came")
+			AbortAll(peers, "not all workers came")
 			mu.Lock()
 			why := ""
 			if len(refused) > 0 {
@@ -111,7 +111,7 @@ func (c *Coordinator) Accept(ctx context.Context, n int, spec string, seed uint6
 			mu.Unlock()
 			return nil, fmt.Errorf("workers %s of %d did not connect within %s (--worker-timeout)%s", strings.Join(missing, ", "), n, timeout, why)
 		case <-ctx.Done():
-			abortAll(peers, "the coordinator was interrupted")
+			AbortAll(peers, "the coordinator was interrupted")
 			return nil, ctx.Err()
 		}
 	}
@@ -168,7 +168,7 @@ func WaitReady(peers []*Peer, timeout time.Duration) error {
 		}
 	}
 	if len(out) > 0 {
-		abortAll(peers, "not all workers are ready")
+		AbortAll(peers, "not all workers are ready")
 		sort.Slice(out, func(i, j int) bool { return out[i].Error() < out[j].Error() })
 		return errors.Join(out...)
 	}
@@ -197,7 +197,8 @@ func Broadcast(peers []*Peer, m Msg) error {
 	return first
 }
 
-func abortAll(peers []*Peer, reason string) {
+// AbortAll tells every peer to stop and closes the connections.
+func AbortAll(peers []*Peer, reason string) {
 	for _, p := range peers {
 		if p != nil {
 			_ = p.Send(Msg{Type: TypeAbort, Reason: reason})
@@ -205,6 +206,3 @@ func abortAll(peers []*Peer, reason string) {
 		}
 	}
 }
-
-// AbortAll tells every peer to stop and closes the connections.
-func AbortAll(peers []*Peer, reason string) { abortAll(peers, reason) }

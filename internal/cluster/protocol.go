@@ -152,7 +152,7 @@ func DecodeSet(t []TxWire, n int) (metrics.Set, error) {
 			if err != nil {
 				return nil, err
 			}
-			st.SetHistogram(h)
+			*st = *h // the histogram alone; the counts follow
 		}
 		st.Commits, st.Rollbacks, st.Errors, st.Retries, st.Retried = w.Commits, w.Rollbacks, w.Errors, w.Retries, w.Retried
 		st.Wire, st.Thread = w.Wire, w.Thread

@@ -49,14 +49,7 @@ func (p *Plan) ready(ctx context.Context) (interrupted bool, err error) {
 		}
 		return false, err
 	}
-	t := time.NewTimer(time.Until(at))
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return false, nil
-	case <-ctx.Done():
-		return true, nil
-	}
+	return !sleep(ctx, time.Until(at)), nil
 }
 
 // intervals is the sessions whose interval sets Live.TakeInterval reads.
@@ -163,12 +156,7 @@ func (l *Live) Add(i int, c Counts, measured bool) {
 			k.buckets[b].Add(n)
 		}
 	} else if c.Completed > 0 {
-		mean := c.Latency / time.Duration(c.Completed)
-		b := 0
-		for b < len(LiveBuckets) && mean > LiveBuckets[b] {
-			b++
-		}
-		k.buckets[b].Add(c.Completed)
+		k.buckets[liveBucket(c.Latency/time.Duration(c.Completed))].Add(c.Completed)
 	}
 	if measured {
 		l.measured.Add(c.Completed)

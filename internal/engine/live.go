@@ -55,17 +55,22 @@ func (l *Live) VUs() int { return l.vus }
 // the workload's own rollback). It allocates nothing: the VU hot path.
 func (l *Live) complete(kind int, elapsed time.Duration, rollback bool) {
 	k := &l.kinds[kind]
-	b := 0
-	for b < len(LiveBuckets) && elapsed > LiveBuckets[b] {
-		b++
-	}
-	k.buckets[b].Add(1)
+	k.buckets[liveBucket(elapsed)].Add(1)
 	k.latency.Add(int64(elapsed))
 	us := elapsed.Microseconds()
 	l.latencySq.Add(us * us)
 	if rollback {
 		k.rollbacks.Add(1)
 	}
+}
+
+// liveBucket is the index of d's LiveBuckets bucket (the last one +Inf).
+func liveBucket(d time.Duration) int {
+	b := 0
+	for b < len(LiveBuckets) && d > LiveBuckets[b] {
+		b++
+	}
+	return b
 }
 
 // fail counts a failed transaction of mix type kind.

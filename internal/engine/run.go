@@ -551,10 +551,10 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			errs[m] += n
 		}
 		res.Late += s.late
-		res.Lag = res.Lag.add(s.lag)
-		res.ConnWait = res.ConnWait.add(s.wait)
+		res.Lag = res.Lag.Add(s.lag)
+		res.ConnWait = res.ConnWait.Add(s.wait)
 		res.ConnLost += s.connLost
-		res.Connects = res.Connects.add(s.connects)
+		res.Connects = res.Connects.Add(s.connects)
 		if s.fails != nil {
 			if res.Failures == nil {
 				res.Failures = make([]FailCounts, len(p.Mix))
@@ -577,7 +577,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		res.Skipped += t.skipped
 	}
 	res.Reconnects = live.Reconnects()
-	res.Errors = sortErrors(errs)
+	res.Errors = SortErrors(errs)
 	res.Statements = sortStmts(stmts)
 	if measured {
 		// Whole seconds only: the last fraction of a second is too short
@@ -687,7 +687,8 @@ func (r *runner) retire() {
 	}
 }
 
-func (l Lag) add(o Lag) Lag {
+// Add is l and o together: their counts and sums added, the larger max.
+func (l Lag) Add(o Lag) Lag {
 	return Lag{Count: l.Count + o.Count, Sum: l.Sum + o.Sum, Max: max(l.Max, o.Max)}
 }
 
@@ -1138,7 +1139,7 @@ func (s *session) renew(ctx context.Context, vu, kind int) error {
 	}
 	counted := s.live.phaseIs(PhaseMeasure)
 	if counted {
-		s.connects = s.connects.add(Lag{Count: 1, Sum: took, Max: took})
+		s.connects = s.connects.Add(Lag{Count: 1, Sum: took, Max: took})
 	}
 	if err == nil {
 		return nil
@@ -1247,7 +1248,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 				s.late++
 			}
 			if !sched.IsZero() {
-				s.lag = s.lag.add(Lag{Count: 1, Sum: start.Sub(sched), Max: start.Sub(sched)})
+				s.lag = s.lag.Add(Lag{Count: 1, Sum: start.Sub(sched), Max: start.Sub(sched)})
 			}
 		}
 	default:
@@ -1297,7 +1298,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	}
 	if counted {
 		if !asked.IsZero() && s.pooled { // ConnectPerTx sets asked for its own session too
-			s.wait = s.wait.add(Lag{Count: 1, Sum: start.Sub(asked), Max: start.Sub(asked)})
+			s.wait = s.wait.Add(Lag{Count: 1, Sum: start.Sub(asked), Max: start.Sub(asked)})
 		}
 		st.Retries += retries
 		if retries > 0 {
@@ -1389,7 +1390,8 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-func sortErrors(m map[string]int64) []ErrorCount {
+// SortErrors lists counted error messages, the most frequent first.
+func SortErrors(m map[string]int64) []ErrorCount {
 	out := make([]ErrorCount, 0, len(m))
 	for msg, n := range m {
 		out = append(out, ErrorCount{Message: msg, Count: n})

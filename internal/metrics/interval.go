@@ -16,13 +16,3 @@ func (s Set) Reset() {
 		s[i].Reset()
 	}
 }
-
-// SetHistogram replaces s's histogram by that of h (DecodeHistogram's),
-// keeping s's counts: a worker's report carries both.
-func (s *TxStats) SetHistogram(h *TxStats) {
-	if h == nil {
-		s.hist = nil
-		return
-	}
-	s.hist = h.hist
-}

@@ -408,13 +408,6 @@ func unixNano(t time.Time) int64 {
 	return t.UnixNano()
 }
 
-func fromUnixNano(n int64) time.Time {
-	if n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n)
-}
-
 // startMargin is how far ahead the coordinator sets the start: enough for
 // the start message to reach every worker first.
 const startMargin = 500 * time.Millisecond
@@ -685,7 +678,7 @@ loop:
 	var latest time.Time
 	for _, m := range members {
 		if m.final != nil && m.final.MeasureEnd != 0 {
-			if e := fromUnixNano(m.final.MeasureEnd); e.After(latest) {
+			if e := time.Unix(0, m.final.MeasureEnd); e.After(latest) {
 				latest = e
 			}
 		}
@@ -825,8 +818,8 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		}
 		res.Skipped += f.Skipped
 		res.Late += f.Late
-		res.Lag = addLag(res.Lag, f.Lag)
-		res.ConnWait = addLag(res.ConnWait, f.ConnWait)
+		res.Lag = res.Lag.Add(f.Lag)
+		res.ConnWait = res.ConnWait.Add(f.ConnWait)
 		res.Reconnects += f.Reconnects
 		res.ConnLost += f.ConnLost
 		res.Stuck = append(res.Stuck, f.Stuck...)
@@ -868,18 +861,10 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 	res.Outage = len(res.OutageSeconds)
 	sort.Ints(res.Stuck)
 	sort.Ints(res.Stopped)
-	for msg, c := range errs {
-		res.Errors = append(res.Errors, engine.ErrorCount{Message: msg, Count: c})
+	if len(errs) > 0 {
+		res.Errors = engine.SortErrors(errs)
 	}
-	sort.Slice(res.Errors, func(i, j int) bool {
-		a, b := res.Errors[i], res.Errors[j]
-		return a.Count > b.Count || a.Count == b.Count && a.Message < b.Message
-	})
 	return details
-}
-
-func addLag(a, b engine.Lag) engine.Lag {
-	return engine.Lag{Count: a.Count + b.Count, Sum: a.Sum + b.Sum, Max: max(a.Max, b.Max)}
 }
 
 var errNoExecutable = errors.New("cannot find sledge's own executable to start workers")
