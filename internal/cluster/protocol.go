@@ -122,6 +122,10 @@ type Final struct {
 	// and why an edge may have missed some ("" when none).
 	EdgeAdded int64  `json:"edge_added,omitempty"`
 	EdgeGap   string `json:"edge_gap,omitempty"`
+	// -C's connection times and the failures by pgbench's classes
+	// (engine.Result.Connects, Failures; nil when none was classified).
+	Connects engine.Lag          `json:"connects"`
+	Failures []engine.FailCounts `json:"failures,omitempty"`
 }
 
 // EncodeSet puts a set on the wire.

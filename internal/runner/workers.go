@@ -398,7 +398,7 @@ func finalOf(res *engine.Result, ids []int) *cluster.Final {
 		Skipped: res.Skipped, Late: res.Late, Lag: res.Lag, ConnWait: res.ConnWait, Reconnects: res.Reconnects,
 		ConnLost: res.ConnLost, OutageSeconds: res.OutageSeconds, Stuck: global(res.Stuck), Stopped: global(res.Stopped),
 		Process: res.Process, ProcessOK: res.ProcessOK, Wired: res.Wired, ThreadUsage: res.ThreadUsage,
-		EdgeAdded: res.EdgeAdded, EdgeGap: res.EdgeGap}
+		EdgeAdded: res.EdgeAdded, EdgeGap: res.EdgeGap, Connects: res.Connects, Failures: res.Failures}
 }
 
 func unixNano(t time.Time) int64 {
@@ -822,6 +822,16 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		res.ConnWait = res.ConnWait.Add(f.ConnWait)
 		res.Reconnects += f.Reconnects
 		res.ConnLost += f.ConnLost
+		res.Connects = res.Connects.Add(f.Connects)
+		if f.Failures != nil {
+			if res.Failures == nil {
+				res.Failures = make([]engine.FailCounts, len(f.Failures))
+			}
+			for t, c := range f.Failures {
+				res.Failures[t].Serialization += c.Serialization
+				res.Failures[t].Deadlock += c.Deadlock
+			}
+		}
 		res.Stuck = append(res.Stuck, f.Stuck...)
 		res.Stopped = append(res.Stopped, f.Stopped...)
 		// The initial connection time is the slowest worker's: its
