@@ -62,6 +62,7 @@ func FuzzOpenURL(f *testing.F) {
 		"host=127.0.0.1 port=5432 user=u password=s3cret-pw dbname=x",
 		"root:s3cret-pw@tcp(127.0.0.1:3306)/tpcc",
 		"A:::]:@0::]", // found by fuzzing: a host followed by ": " looked like the password
+		"passwd=tgre", // found by fuzzing: the hint's "postgres://" holds the password
 	} {
 		f.Add(s)
 	}
@@ -89,7 +90,7 @@ func FuzzOpenURL(f *testing.F) {
 			// what is next to it must not make the password appear
 			// either ("A:::]:@0::]": host 0::] then ": " is not a leak
 			// of the password "::]:").
-			if leak := leaked(target, strings.ReplaceAll(msg, db.Redact(target), "<URL>")); leak != "" {
+			if leak := leaked(target, strings.ReplaceAll(msg, db.Redact(target), "<URL>")); leak != "" && !coincidence(ctx, target, leak, msg) {
 				if bug := knownLeak(target, msg); bug != "" && skipKnown {
 					t.Skip(bug)
 				}
@@ -265,4 +266,22 @@ func knownLeak(raw, out string) string {
 			"pgx masks password= but not passwd=, and redactErr replaces only the user info's password"
 	}
 	return ""
+}
+
+// coincidence reports whether msg shows pw only because the message's own
+// text holds it: the same input with another password of pw's length gives
+// a message that shows pw as often.
+func coincidence(ctx context.Context, target, pw, msg string) bool {
+	other := "Q"
+	if strings.Contains(pw, other) {
+		other = "z"
+	}
+	alt := strings.Replace(target, pw, strings.Repeat(other, len(pw)), 1)
+	altMsg := ""
+	if d, err := db.Open(ctx, alt); err != nil {
+		altMsg = err.Error()
+	} else {
+		_ = d.Close()
+	}
+	return strings.Count(altMsg, pw) >= strings.Count(msg, pw)
 }
