@@ -58,7 +58,7 @@ func spawnWorkers(o *RunOptions, env RunEnv, addr, url string) (*children, error
 		return nil, fmt.Errorf("%w: %v", errNoExecutable, err)
 	}
 	n := o.Cluster.Workers
-	k := &children{failed: make(chan struct{}), shown: -1}
+	k := newChildren()
 	base := os.Environ()
 	vars := make([]string, 0, len(base)+1)
 	for _, v := range base {
@@ -70,24 +70,37 @@ func spawnWorkers(o *RunOptions, env RunEnv, addr, url string) (*children, error
 	for i := range n {
 		cmd := exec.Command(exe, workerArgs(env.WorkerArgs, addr, i, n)...)
 		cmd.Env = vars
-		out := &lockedBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
+		if err := k.start(cmd); err != nil {
 			k.stop(io.Discard)
 			return nil, fmt.Errorf("start worker %d: %w", i, err)
 		}
-		exit := make(chan error, 1)
-		k.cmds, k.outs, k.exits = append(k.cmds, cmd), append(k.outs, out), append(k.exits, exit)
-		go func() {
-			err := cmd.Wait()
-			if err != nil && !okExit(err) {
-				k.fail(i, fmt.Errorf("worker %d: %s", i, lastWords(out.String(), err)))
-			}
-			exit <- err
-			close(exit)
-		}()
 	}
 	return k, nil
+}
+
+func newChildren() *children {
+	return &children{failed: make(chan struct{}), shown: -1}
+}
+
+// start runs cmd as the next worker, its output kept, and watches its exit.
+func (k *children) start(cmd *exec.Cmd) error {
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	i := len(k.cmds)
+	exit := make(chan error, 1)
+	k.cmds, k.outs, k.exits = append(k.cmds, cmd), append(k.outs, out), append(k.exits, exit)
+	go func() {
+		err := cmd.Wait()
+		if err != nil && !okExit(err) {
+			k.fail(i, fmt.Errorf("worker %d: %s", i, lastWords(out.String(), err)))
+		}
+		exit <- err
+		close(exit)
+	}()
+	return nil
 }
 
 // okExit: a worker that ran exits 0, 3 (failed transactions: the
@@ -149,7 +162,10 @@ func (k *children) stop(stderr io.Writer) {
 		shown := k.shown == i
 		k.mu.Unlock()
 		if err != nil && !okExit(err) && stderr != nil && !shown {
-			fmt.Fprintf(stderr, "sledge: worker %d: %v%s\n", i, err, indented(i, k.outs[i].String()))
+			// As the first failure reads: the worker's own last line,
+			// then what it printed before that.
+			out := k.outs[i].String()
+			fmt.Fprintf(stderr, "sledge: worker %d: %s%s\n", i, lastWords(out, err), indented(i, out))
 		}
 	}
 }
@@ -164,12 +180,15 @@ func lastWords(out string, err error) string {
 	return err.Error()
 }
 
+// indented is what a failed worker printed before its last line (which
+// lastWords shows), each line prefixed "worker i:".
 func indented(i int, out string) string {
-	if strings.TrimSpace(out) == "" {
+	lines := trimOutput(out, 21)
+	if strings.TrimSpace(out) == "" || len(lines) < 2 {
 		return ""
 	}
 	var b strings.Builder
-	for _, l := range trimOutput(out, 20) {
+	for _, l := range lines[:len(lines)-1] {
 		fmt.Fprintf(&b, "\nworker %d: %s", i, l)
 	}
 	return b.String()

@@ -1,7 +1,11 @@
 package runner
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,5 +58,45 @@ func TestMergeCarriesConnectsAndFailures(t *testing.T) {
 	}
 	if want := []engine.FailCounts{{Serialization: 4}, {Deadlock: 2}}; !slices.Equal(res.Failures, want) {
 		t.Errorf("failures %+v, want %+v", res.Failures, want)
+	}
+}
+
+// Every worker that failed is shown once, in one form: its own last line
+// after "sledge: worker k:", what it printed before prefixed "worker k:";
+// the first failure, which the caller reports, is not shown again, and a
+// worker that ran (exit 0 or 3) is not shown at all.
+func TestChildrenShowFailures(t *testing.T) {
+	// The others wait for go, which comes once the first failure is in.
+	goFile := filepath.Join(t.TempDir(), "go")
+	wait := "while [ ! -e " + goFile + " ]; do sleep 0.01; done; "
+	k := newChildren()
+	for _, script := range []string{
+		`echo "sledge: connect virtual user 4: too many connections"; exit 1`,
+		wait + `echo "a warning"; echo "sledge: connect virtual user 9: too many connections"; exit 1`,
+		wait + `exit 3`,
+		wait + `exit 2`,
+	} {
+		if err := k.start(exec.Command("sh", "-c", script)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { // none left waiting if the test ends early
+		for _, c := range k.cmds {
+			_ = c.Process.Kill()
+		}
+	})
+	<-k.failed
+	if err := k.firstErr(); err == nil || err.Error() != "worker 0: connect virtual user 4: too many connections" {
+		t.Fatalf("first: %v", err)
+	}
+	if err := os.WriteFile(goFile, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	k.stop(&b)
+	want := "sledge: worker 1: connect virtual user 9: too many connections\nworker 1: a warning\n" +
+		"sledge: worker 3: exit status 2\n"
+	if b.String() != want {
+		t.Errorf("shown:\n%s\nwant:\n%s", b.String(), want)
 	}
 }
