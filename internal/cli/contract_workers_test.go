@@ -22,9 +22,7 @@ func TestContractRunWorkers(t *testing.T) {
 	}
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcb.db")
-	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, nil, home, "tpcb", "--db", db)
 	r := sledgeProc(t, nil, home, "run", "tpcb", "--db", db, "-c", "2", "-t", "5", "--workers", "2", "--json", "--no-job")
 	if r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)

@@ -116,9 +116,7 @@ func TestWorkersRunAsOneProcess(t *testing.T) {
 	var contents [][5]int64
 	for _, workers := range []int{0, 1, 4} {
 		url := pgNoPassword(t, srv)
-		if r := sledgeProc(t, srv, home, "build", "tpcb", "--db", url, "-s", "1", "--no-job"); r.code != 0 {
-			t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-		}
+		sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
 		args := []string{"run", "tpcb", "--db", url, "-c", strconv.Itoa(vus), "-t", strconv.Itoa(iters), "--seed", "11", "--json"}
 		if workers > 0 {
 			args = append(args, "--workers", strconv.Itoa(workers))
@@ -192,9 +190,7 @@ func TestWorkersTPCCIterations(t *testing.T) {
 	var contents [][6]string
 	for _, workers := range []int{1, 4} {
 		url := pgNoPassword(t, srv)
-		if r := sledgeProc(t, srv, home, "build", "tpcc", "--db", url, "--warehouses", "4", "--no-job"); r.code != 0 {
-			t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-		}
+		sledgeBuild(t, srv, home, "tpcc", "--db", url, "--warehouses", "4")
 		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "8", "-t", "25", "--seed", "21", "--json", "--workers", strconv.Itoa(workers))
 		if r.code != 0 {
 			t.Fatalf("--workers %d: exit %d\n%s", workers, r.code, r.stderr)
@@ -218,9 +214,7 @@ func TestWorkersTPCCNOPM(t *testing.T) {
 	srv := pgLazy.Get(t)
 	home := t.TempDir()
 	url := pgNoPassword(t, srv)
-	if r := sledgeProc(t, srv, home, "build", "tpcc", "--db", url, "--warehouses", "4", "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, srv, home, "tpcc", "--db", url, "--warehouses", "4")
 	nopm := map[int]float64{}
 	for _, workers := range []int{1, 4} {
 		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "4", "-T", "4", "--rampup", "1", "--seed", "3",
@@ -262,15 +256,13 @@ func TestWorkerKilledIsReported(t *testing.T) {
 	srv := pgLazy.Get(t)
 	home := t.TempDir()
 	url := pgNoPassword(t, srv)
-	if r := sledgeProc(t, srv, home, "build", "tpcb", "--db", url, "-s", "1", "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
 	bin := sledgeBinary(t)
 	const duration = 6
 	cmd := exec.Command(bin, "run", "tpcb", "--db", url, "-c", "4", "-T", strconv.Itoa(duration), "--json", "-P", "1", "--workers", "2", "--no-job")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=", "PGPASSWORD="+srv.Password)
 	var out bytes.Buffer
-	errb := &lockedBuf{}
+	errb := &syncBuffer{}
 	measuring := make(chan struct{})
 	cmd.Stdout, cmd.Stderr = &out, &lineWatch{w: errb, match: "progress: ", seen: measuring}
 	start := time.Now()
@@ -365,9 +357,7 @@ func childWith(parent int, arg string) int {
 func TestWorkersBadInput(t *testing.T) {
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcc.db")
-	if r := sledgeProc(t, nil, home, "build", "tpcc", "--db", db, "--warehouses", "2", "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, nil, home, "tpcc", "--db", db, "--warehouses", "2")
 	cases := []struct {
 		args []string
 		want string
@@ -420,9 +410,7 @@ func TestPrintWorkers(t *testing.T) {
 func TestWorkersInterrupted(t *testing.T) {
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcb.db")
-	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, nil, home, "tpcb", "--db", db)
 	cmd := exec.Command(sledgeBinary(t), "run", "tpcb", "--db", db, "-c", "2", "-T", "60", "--workers", "2", "--json", "--no-job")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=")
 	var out, errb bytes.Buffer
@@ -464,9 +452,7 @@ func TestWorkersInterrupted(t *testing.T) {
 func TestWorkersListen(t *testing.T) {
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcb.db")
-	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, nil, home, "tpcb", "--db", db)
 	bin := sledgeBinary(t)
 	type proc struct {
 		cmd      *exec.Cmd
@@ -536,9 +522,7 @@ func TestWorkersListen(t *testing.T) {
 func TestWorkersRerun(t *testing.T) {
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcb.db")
-	if r := sledgeProc(t, nil, home, "build", "tpcb", "--db", db, "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, nil, home, "tpcb", "--db", db)
 	if r := sledgeProc(t, nil, home, "run", "tpcb", "--db", db, "-c", "4", "-t", "5", "--workers", "2", "--json"); r.code != 0 {
 		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
 	}
@@ -553,24 +537,6 @@ func TestWorkersRerun(t *testing.T) {
 			t.Errorf("jobs show %s: exit %d\n%s%s", id, r.code, r.stdout, r.stderr)
 		}
 	}
-}
-
-// lockedBuf is a bytes.Buffer written by a process and read by the test.
-type lockedBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // lineWatch copies to w and closes seen the first time match is written
@@ -596,9 +562,7 @@ func TestWorkersLocalWorkerFails(t *testing.T) {
 	srv := pgLazy.Get(t)
 	home := t.TempDir()
 	url := pgNoPassword(t, srv)
-	if r := sledgeProc(t, srv, home, "build", "tpcb", "--db", url, "-s", "1", "--no-job"); r.code != 0 {
-		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
-	}
+	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
 	r := sledgeProc(t, srv, home, "run", "tpcb", "--db", url, "-c", "150", "-T", "5", "--workers", "2", "--json", "--no-job", "--no-cost")
 	// One line per failed worker with the worker's own words: the first
 	// failure aborts the other worker, which is no failure of its own,
@@ -622,5 +586,14 @@ func TestWorkersLocalWorkerFails(t *testing.T) {
 	}
 	if r.took > time.Minute {
 		t.Errorf("took %s", r.took)
+	}
+}
+
+// sledgeBuild runs `sledge build ARGS --no-job`, the test's set-up, and
+// stops the test if it fails.
+func sledgeBuild(t *testing.T, srv *testdb.Server, home string, args ...string) {
+	t.Helper()
+	if r := sledgeProc(t, srv, home, append(append([]string{"build"}, args...), "--no-job")...); r.code != 0 {
+		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
 	}
 }
