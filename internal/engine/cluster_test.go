@@ -180,9 +180,9 @@ func TestIntervalsAllocateNothing(t *testing.T) {
 	s.newTxCtx(context.Background())
 	live.setPhase(PhaseMeasure, time.Now())
 	var tx workload.Txn = okTxn{}
-	s.execute(s.txCtx, 0, tx, 1, time.Time{}, time.Time{}) // the histograms' first use
+	s.execute(s.txCtx, 0, tx, 1, txTimes{}) // the histograms' first use
 	if n := testing.AllocsPerRun(1000, func() {
-		s.execute(s.txCtx, 0, tx, 1, time.Time{}, time.Time{})
+		s.execute(s.txCtx, 0, tx, 1, txTimes{})
 	}); n != 0 {
 		t.Errorf("%.1f allocations per transaction", n)
 	}

@@ -269,6 +269,32 @@ type FailCounts struct {
 	Serialization, Deadlock int64
 }
 
+// Count counts one failure of class c (FailOther is not counted here).
+func (f *FailCounts) Count(c FailClass) {
+	switch c {
+	case FailSerialization:
+		f.Serialization++
+	case FailDeadlock:
+		f.Deadlock++
+	}
+}
+
+// AddFailures adds src's counts, mix type by mix type, to dst, made when
+// nil; nil src (nothing classified) leaves dst as it is.
+func AddFailures(dst, src []FailCounts) []FailCounts {
+	if src == nil {
+		return dst
+	}
+	if dst == nil {
+		dst = make([]FailCounts, len(src))
+	}
+	for k, f := range src {
+		dst[k].Serialization += f.Serialization
+		dst[k].Deadlock += f.Deadlock
+	}
+	return dst
+}
+
 // Lag is a wait before transactions: the schedule lag under throttling,
 // or the wait for a free session (Result.ConnWait).
 type Lag struct {
@@ -555,15 +581,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		res.ConnWait = res.ConnWait.Add(s.wait)
 		res.ConnLost += s.connLost
 		res.Connects = res.Connects.Add(s.connects)
-		if s.fails != nil {
-			if res.Failures == nil {
-				res.Failures = make([]FailCounts, len(p.Mix))
-			}
-			for k, f := range s.fails {
-				res.Failures[k].Serialization += f.Serialization
-				res.Failures[k].Deadlock += f.Deadlock
-			}
-		}
+		res.Failures = AddFailures(res.Failures, s.fails)
 		ok = addSeconds(ok, s.okSec)
 		answered = addSeconds(answered, s.ansSec)
 		if s.timed != nil {
@@ -992,11 +1010,11 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			return
 		}
 		s := t.own
-		var asked time.Time
+		at := txTimes{sched: sched}
 		if s == nil {
 			// A TP monitor's queue: the wait for a session is part of
 			// the transaction's response time.
-			asked = time.Now()
+			at.asked = time.Now()
 			if s = r.acquire(ctx); s == nil {
 				return
 			}
@@ -1020,9 +1038,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 		if p.ConnectPerTx {
 			// pgbench -C: the connection is part of the transaction,
 			// and of its latency.
-			if asked.IsZero() {
-				asked = time.Now()
-			}
+			at.connect = time.Now()
 			if err := s.renew(ctx, t.id, kind); err != nil {
 				<-s.gate
 				if ctx.Err() != nil { // the run ended while connecting
@@ -1038,7 +1054,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 				continue
 			}
 		}
-		ok, lost := s.execute(s.txCtx, t.id, tx, kind, sched, asked)
+		ok, lost := s.execute(s.txCtx, t.id, tx, kind, at)
 		<-s.gate
 		if lost {
 			// The VU that lost the connection reconnects it before
@@ -1145,16 +1161,54 @@ func (s *session) renew(ctx context.Context, vu, kind int) error {
 		return nil
 	}
 	err = fmt.Errorf("connect: %w", err)
-	s.live.fail(kind)
-	if counted || s.plan.RaiseError {
-		s.stats[kind].Errors++
-		s.connLost++
-		s.noteError(err)
-	}
+	s.countFailure(kind, err, true, counted, FailOther)
 	if s.plan.OnError != nil {
 		s.plan.OnError(TryError{VU: vu, Kind: kind, Try: 1, Elapsed: took, Err: err})
 	}
 	return err
+}
+
+// countFailure counts a failed transaction of mix type kind, its error of
+// class c, lost when it lost the connection: live, and in the result when
+// counted. Errors are counted in every phase when the VU stops on them
+// (RaiseError): the user must see why it stopped. The caller holds statsMu.
+func (s *session) countFailure(kind int, err error, lost, counted bool, c FailClass) {
+	s.live.fail(kind)
+	if !counted && !s.plan.RaiseError {
+		return
+	}
+	s.stats[kind].Errors++
+	if lost {
+		s.connLost++
+	}
+	s.noteError(err)
+	if c != FailOther {
+		if s.fails == nil {
+			s.fails = make([]FailCounts, len(s.stats))
+		}
+		s.fails[kind].Count(c)
+	}
+}
+
+// txTimes are the moments before a transaction's first statement that its
+// latency may count from; zero when not set.
+type txTimes struct {
+	sched   time.Time // its scheduled start (Plan.Rate)
+	asked   time.Time // when its VU asked for a shared session (pooled)
+	connect time.Time // when its own connection began to open (Plan.ConnectPerTx)
+}
+
+// from is when the latency starts: the first moment set, else start.
+func (at txTimes) from(start time.Time) time.Time {
+	switch {
+	case !at.sched.IsZero():
+		return at.sched
+	case !at.asked.IsZero():
+		return at.asked
+	case !at.connect.IsZero():
+		return at.connect
+	}
+	return start
 }
 
 // connectTimeout bounds one reconnection attempt.
@@ -1164,10 +1218,9 @@ const connectTimeout = 10 * time.Second
 // conflicts, and records it if it completed inside the measured interval.
 // It reports whether the transaction completed (committed or rolled back on
 // purpose), and whether it failed because the connection was lost. Latency
-// is measured from sched when set (the scheduled start, throttling), else
-// from asked when set (when the VU asked for a shared session), else from
-// the transaction's first statement.
-func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int, sched, asked time.Time) (completed, lost bool) {
+// is measured from the first of at's moments that is set, else from the
+// transaction's first statement.
+func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int, at txTimes) (completed, lost bool) {
 	if s.thread && s.pooled {
 		// Only for the transaction: a pooled VU spends most of its
 		// time waiting, and must not hold a thread meanwhile.
@@ -1190,13 +1243,8 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	s.connMu.Unlock()
 	start := time.Now()
 	s.since.Store(start.UnixNano())
-	from := start
-	switch {
-	case !sched.IsZero():
-		from = sched
-	case !asked.IsZero():
-		from = asked
-	}
+	from := at.from(start)
+	sched, asked := at.sched, at.asked
 	retries := int64(0)
 	var err error
 	for {
@@ -1252,30 +1300,11 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 			}
 		}
 	default:
-		s.live.fail(kind)
 		lost = isConnLost(err, conn)
-		// Errors are counted in every phase when the VU stops on them:
-		// the user must see why it stopped.
 		if s.plan.ClassifyFailure != nil {
 			class = s.plan.ClassifyFailure(err)
 		}
-		if counted || s.plan.RaiseError {
-			st.Errors++
-			if lost {
-				s.connLost++
-			}
-			s.noteError(err)
-			if class != FailOther {
-				if s.fails == nil {
-					s.fails = make([]FailCounts, len(s.stats))
-				}
-				if class == FailSerialization {
-					s.fails[kind].Serialization++
-				} else {
-					s.fails[kind].Deadlock++
-				}
-			}
-		}
+		s.countFailure(kind, err, lost, counted, class)
 		if s.plan.OnError != nil && ctx.Err() == nil {
 			s.plan.OnError(TryError{VU: vu, Kind: kind, Try: int(retries) + 1, Elapsed: elapsed, Err: err})
 		}
@@ -1297,7 +1326,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 		s.plan.TxLog.Tx(vu, e)
 	}
 	if counted {
-		if !asked.IsZero() && s.pooled { // ConnectPerTx sets asked for its own session too
+		if !asked.IsZero() {
 			s.wait = s.wait.Add(Lag{Count: 1, Sum: start.Sub(asked), Max: start.Sub(asked)})
 		}
 		st.Retries += retries
