@@ -66,6 +66,13 @@ type PasswordEnver interface {
 	PasswordEnv() string
 }
 
+// FailClasser is a DB that sorts a failed transaction's error into
+// pgbench's failure classes (--failures-detailed) by its own error codes.
+// A DB that is not one has no such classes: its failures are all "other".
+type FailClasser interface {
+	FailClass(err error) workload.FailClass
+}
+
 // Transporter is a Driver whose URLs name how they reach the server, and
 // that can write the same database's URL over another transport (compare
 // --transports).

@@ -128,14 +128,14 @@ func TestFailureClasses(t *testing.T) {
 	})
 	p.Iterations = 5
 	p.MaxRetries = 1
-	p.ClassifyFailure = func(err error) FailClass {
+	p.ClassifyFailure = func(err error) workload.FailClass {
 		switch {
 		case errors.Is(err, serialization):
-			return FailSerialization
+			return workload.FailSerialization
 		case errors.Is(err, deadlock):
-			return FailDeadlock
+			return workload.FailDeadlock
 		}
-		return FailOther
+		return workload.FailOther
 	}
 	var calls []string
 	p.OnError = func(e TryError) {
@@ -166,13 +166,13 @@ func TestFailureClasses(t *testing.T) {
 	if strings.Join(calls, "\n") != strings.Join(wantCalls, "\n") {
 		t.Errorf("OnError calls:\n%s\nwant\n%s", strings.Join(calls, "\n"), strings.Join(wantCalls, "\n"))
 	}
-	var classes []FailClass
+	var classes []workload.FailClass
 	for _, e := range log.ends[0] {
 		if e.Status == TxFailed {
 			classes = append(classes, e.Class)
 		}
 	}
-	if fmt.Sprint(classes) != fmt.Sprint([]FailClass{FailSerialization, FailDeadlock, FailOther}) {
+	if fmt.Sprint(classes) != fmt.Sprint([]workload.FailClass{workload.FailSerialization, workload.FailDeadlock, workload.FailOther}) {
 		t.Errorf("logged classes %v", classes)
 	}
 }

@@ -115,7 +115,7 @@ type Plan struct {
 	// ClassifyFailure, when set, sorts failed transactions' errors into
 	// pgbench's failure classes (--failures-detailed): Result.Failures
 	// and TxEnd.Class. It runs only on failures.
-	ClassifyFailure func(error) FailClass
+	ClassifyFailure func(error) workload.FailClass
 	// OnError, when set, is told of every error that ends a try of a
 	// transaction (pgbench --verbose-errors). It runs on the VU's
 	// goroutine, only on errors, and must be safe for concurrent use.
@@ -242,16 +242,6 @@ type Result struct {
 	EdgeGap   string
 }
 
-// FailClass is the class of a failed transaction's error, as pgbench's
-// --failures-detailed splits them.
-type FailClass uint8
-
-const (
-	FailOther         FailClass = iota // any other error
-	FailSerialization                  // a serialization failure (SQLSTATE 40001)
-	FailDeadlock                       // a deadlock (SQLSTATE 40P01)
-)
-
 // TryError is an error that ended a try of a transaction (Plan.OnError).
 type TryError struct {
 	VU, Kind int
@@ -269,12 +259,12 @@ type FailCounts struct {
 	Serialization, Deadlock int64
 }
 
-// Count counts one failure of class c (FailOther is not counted here).
-func (f *FailCounts) Count(c FailClass) {
+// Count counts one failure of class c (workload.FailOther is not counted here).
+func (f *FailCounts) Count(c workload.FailClass) {
 	switch c {
-	case FailSerialization:
+	case workload.FailSerialization:
 		f.Serialization++
-	case FailDeadlock:
+	case workload.FailDeadlock:
 		f.Deadlock++
 	}
 }
@@ -1161,7 +1151,7 @@ func (s *session) renew(ctx context.Context, vu, kind int) error {
 		return nil
 	}
 	err = fmt.Errorf("connect: %w", err)
-	s.countFailure(kind, err, true, counted, FailOther)
+	s.countFailure(kind, err, true, counted, workload.FailOther)
 	if s.plan.OnError != nil {
 		s.plan.OnError(TryError{VU: vu, Kind: kind, Try: 1, Elapsed: took, Err: err})
 	}
@@ -1172,7 +1162,7 @@ func (s *session) renew(ctx context.Context, vu, kind int) error {
 // class c, lost when it lost the connection: live, and in the result when
 // counted. Errors are counted in every phase when the VU stops on them
 // (RaiseError): the user must see why it stopped. The caller holds statsMu.
-func (s *session) countFailure(kind int, err error, lost, counted bool, c FailClass) {
+func (s *session) countFailure(kind int, err error, lost, counted bool, c workload.FailClass) {
 	s.live.fail(kind)
 	if !counted && !s.plan.RaiseError {
 		return
@@ -1182,7 +1172,7 @@ func (s *session) countFailure(kind int, err error, lost, counted bool, c FailCl
 		s.connLost++
 	}
 	s.noteError(err)
-	if c != FailOther {
+	if c != workload.FailOther {
 		if s.fails == nil {
 			s.fails = make([]FailCounts, len(s.stats))
 		}
@@ -1279,7 +1269,7 @@ func (s *session) execute(ctx context.Context, vu int, tx workload.Txn, kind int
 	counted := s.live.phaseIs(PhaseMeasure)
 	st := &s.stats[kind]
 	completed = err == nil || errors.Is(err, workload.ErrUserAbort)
-	class := FailOther
+	class := workload.FailOther
 	switch {
 	case completed:
 		s.live.complete(kind, elapsed, err != nil)

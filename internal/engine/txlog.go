@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
 
 // TxLog receives the end of each transaction of the measured interval, for
 // pgbench's transaction logs (-l, --aggregate-interval: internal/txlog).
@@ -30,5 +34,5 @@ type TxEnd struct {
 	Lag     time.Duration // schedule lag (-R): its start behind its schedule; 0 unless TxOK
 	Retries int64         // retries after conflicts
 	Status  TxStatus
-	Class   FailClass // TxFailed: its error's class (Plan.ClassifyFailure)
+	Class   workload.FailClass // TxFailed: its error's class (Plan.ClassifyFailure)
 }

@@ -150,7 +150,7 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		Seed: o.Seed, Mix: w.Mix(), Cost: !o.NoCost, ThreadCost: o.PerTypeCPU,
 		Rate: o.Rate, LatencyLimit: time.Duration(o.LatencyLimit * float64(time.Millisecond)),
 		StopTimeout: o.StopTimeout, Reconnect: reconnect, PerStatement: o.PerCommand && !isScript,
-		TxTimeout: o.TxTimeout, ConnectPerTx: o.ConnectPerTx, ClassifyFailure: FailClass,
+		TxTimeout: o.TxTimeout, ConnectPerTx: o.ConnectPerTx,
 	}
 	if o.VerboseErrors {
 		plan.OnError = verboseErrors(env.Stderr, plan.Mix, plan.MaxRetries, plan.LatencyLimit)
@@ -260,6 +260,9 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	env.Job.SetRun(info, mode, o.VUs, o.Seed, w.Mix())
 
 	var sc *ServerCost // the server's side of the cost (servercost.go)
+	if fc, ok := s.DB.(db.FailClasser); ok {
+		plan.ClassifyFailure = fc.FailClass
+	}
 	plan.Connect = func(ctx context.Context, vu int) (c workload.Conn, err error) {
 		if isScript {
 			c, err = s.DB.(db.ScriptDB).ConnectScript(ctx, proto)

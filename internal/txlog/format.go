@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 // Columns are the optional columns of the logs, as pgbench decides them.
@@ -43,9 +44,9 @@ func AppendTx(b []byte, c Columns, vu int, n int64, e engine.TxEnd) []byte {
 		b = append(b, "skipped"...)
 	default:
 		switch {
-		case c.FailuresDetailed && e.Class == engine.FailSerialization:
+		case c.FailuresDetailed && e.Class == workload.FailSerialization:
 			b = append(b, "serialization"...)
-		case c.FailuresDetailed && e.Class == engine.FailDeadlock:
+		case c.FailuresDetailed && e.Class == workload.FailDeadlock:
 			b = append(b, "deadlock"...)
 		default:
 			b = append(b, "failed"...)
@@ -97,9 +98,9 @@ func (a *Bucket) Add(e engine.TxEnd) {
 	}
 	if e.Status != engine.TxOK {
 		switch e.Class {
-		case engine.FailSerialization:
+		case workload.FailSerialization:
 			a.Serialization++
-		case engine.FailDeadlock:
+		case workload.FailDeadlock:
 			a.Deadlock++
 		}
 		return

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 var end = time.Unix(1795654514, 516976_123) // …516976 µs and some ns
@@ -37,10 +38,10 @@ func TestAppendTx(t *testing.T) {
 		{"lag and retries", Columns{Lag: true, Retries: true}, 0, 1, retried, "0 1 2341 0 1795654514 516976 145 3\n"},
 		{"lag and retries, failed", Columns{Lag: true, Retries: true}, 3, 12, failed, "3 12 failed 1 1795654514 516976 0 2\n"},
 		// --failures-detailed: the class in place of "failed".
-		{"serialization", Columns{FailuresDetailed: true}, 3, 12, withClass(failed, engine.FailSerialization), "3 12 serialization 1 1795654514 516976\n"},
-		{"deadlock", Columns{FailuresDetailed: true, Retries: true}, 3, 12, withClass(failed, engine.FailDeadlock), "3 12 deadlock 1 1795654514 516976 2\n"},
+		{"serialization", Columns{FailuresDetailed: true}, 3, 12, withClass(failed, workload.FailSerialization), "3 12 serialization 1 1795654514 516976\n"},
+		{"deadlock", Columns{FailuresDetailed: true, Retries: true}, 3, 12, withClass(failed, workload.FailDeadlock), "3 12 deadlock 1 1795654514 516976 2\n"},
 		{"other failure", Columns{FailuresDetailed: true}, 3, 12, failed, "3 12 failed 1 1795654514 516976\n"},
-		{"class without the option", Columns{}, 3, 12, withClass(failed, engine.FailDeadlock), "3 12 failed 1 1795654514 516976\n"},
+		{"class without the option", Columns{}, 3, 12, withClass(failed, workload.FailDeadlock), "3 12 failed 1 1795654514 516976\n"},
 	} {
 		if got := string(AppendTx(nil, c.cols, c.vu, c.n, c.e)); got != c.want {
 			t.Errorf("%s: got %q, want %q", c.name, got, c.want)
@@ -48,7 +49,7 @@ func TestAppendTx(t *testing.T) {
 	}
 }
 
-func withClass(e engine.TxEnd, c engine.FailClass) engine.TxEnd {
+func withClass(e engine.TxEnd, c workload.FailClass) engine.TxEnd {
 	e.Class = c
 	return e
 }
@@ -72,13 +73,13 @@ func TestAppendAgg(t *testing.T) {
 	m.Merge(&y)
 	// --failures-detailed: failures by class in the last two columns.
 	var d, d1, d2 Bucket
-	for _, c := range []engine.FailClass{engine.FailSerialization, engine.FailDeadlock, engine.FailDeadlock, engine.FailOther} {
+	for _, c := range []workload.FailClass{workload.FailSerialization, workload.FailDeadlock, workload.FailDeadlock, workload.FailOther} {
 		d.Add(withClass(tx(0, 0, 0, engine.TxFailed), c))
 	}
 	d.Add(tx(100*time.Microsecond, 0, 0, engine.TxOK))
-	d1.Add(withClass(tx(0, 0, 0, engine.TxFailed), engine.FailSerialization))
-	d2.Add(withClass(tx(0, 0, 0, engine.TxFailed), engine.FailDeadlock))
-	d2.Add(withClass(tx(0, 0, 0, engine.TxFailed), engine.FailDeadlock))
+	d1.Add(withClass(tx(0, 0, 0, engine.TxFailed), workload.FailSerialization))
+	d2.Add(withClass(tx(0, 0, 0, engine.TxFailed), workload.FailDeadlock))
+	d2.Add(withClass(tx(0, 0, 0, engine.TxFailed), workload.FailDeadlock))
 	d1.Merge(&d2)
 	for _, c := range []struct {
 		name string

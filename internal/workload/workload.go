@@ -318,3 +318,14 @@ func Share(w Workload, k, n, vus int) ([]int, string, error) {
 	}
 	return ids, fmt.Sprintf("clients %d-%d", lo, hi-1), nil
 }
+
+// FailClass is the class of a failed transaction's error, as pgbench's
+// --failures-detailed splits them. The database packages sort their
+// errors (db.FailClasser); the engine counts them (engine.FailCounts).
+type FailClass uint8
+
+const (
+	FailOther         FailClass = iota // any other error
+	FailSerialization                  // a serialization failure (SQLSTATE 40001)
+	FailDeadlock                       // a deadlock (SQLSTATE 40P01)
+)

@@ -544,6 +544,24 @@ func (d *DB) connErr(err error) error {
 	return fmt.Errorf("mysql: %w", classify(err))
 }
 
+// FailClass is err's pgbench failure class (db.FailClasser): a deadlock
+// (1213, SQLSTATE 40001 though it is) is a deadlock; the snapshot-isolation
+// conflict (1020) and any other SQLSTATE 40001 a serialization failure. A
+// lock wait timeout (1205) is neither: pgbench retries and classifies only
+// those two.
+func (*DB) FailClass(err error) workload.FailClass {
+	var me *mysql.MySQLError
+	if errors.As(err, &me) {
+		switch {
+		case me.Number == erLockDeadlock:
+			return workload.FailDeadlock
+		case me.Number == erCheckRead || string(me.SQLState[:]) == "40001":
+			return workload.FailSerialization
+		}
+	}
+	return workload.FailOther
+}
+
 // classify adds the workload sentinel err matches, if any, keeping its
 // message.
 func classify(err error) error { return db.Classify(err, kind(err)) }

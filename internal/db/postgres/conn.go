@@ -509,6 +509,22 @@ func kind(err error) error {
 	return nil
 }
 
+// FailClass is err's pgbench failure class (db.FailClasser): SQLSTATE
+// 40001 a serialization failure, 40P01 a deadlock. A lock timeout (55P03)
+// is neither: pgbench retries and classifies only those two.
+func (*DB) FailClass(err error) workload.FailClass {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case codeSerialization:
+			return workload.FailSerialization
+		case codeDeadlock:
+			return workload.FailDeadlock
+		}
+	}
+	return workload.FailOther
+}
+
 // classify adds the workload sentinel err matches, if any, keeping its
 // message.
 func classify(err error) error { return db.Classify(err, kind(err)) }
