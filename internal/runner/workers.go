@@ -424,7 +424,6 @@ type member struct {
 	final     *cluster.Final
 	stats     metrics.Set // the final's
 	gone      bool        // connection ended
-	err       error
 }
 
 type event struct {
@@ -615,7 +614,7 @@ loop:
 		case ev := <-events:
 			m := members[ev.k]
 			if ev.err != nil {
-				m.gone, m.err = true, ev.err
+				m.gone = true
 				done++
 				checkEdge()
 				continue
@@ -639,7 +638,7 @@ loop:
 				}
 				st, err := cluster.DecodeSet(ev.m.Final.Types, len(plan.Mix))
 				if err != nil {
-					m.gone, m.err = true, fmt.Errorf("final: %w", err)
+					m.gone = true
 				} else {
 					m.final, m.stats = ev.m.Final, st
 				}
