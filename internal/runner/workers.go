@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -246,15 +247,17 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 	}
 	plan.Intervals = true
 	// The server's ids of the sessions, for the coordinator's sampling of
-	// where they wait (a reconnected session's new id is not sent).
+	// where they wait (a reconnected session's new id is not sent, so it
+	// is not asked for: with -C that would be a round trip per transaction).
 	var (
 		idsMu    sync.Mutex
 		sessions []int64
+		sent     atomic.Bool // the ready is out
 	)
 	if connect := plan.Connect; plan.Cost && connect != nil {
 		plan.Connect = func(ctx context.Context, i int) (workload.Conn, error) {
 			c, err := connect(ctx, i)
-			if s, ok := c.(db.ServerSessioner); ok && err == nil {
+			if s, ok := c.(db.ServerSessioner); ok && err == nil && !sent.Load() {
 				if id, err := s.ServerSession(ctx); err == nil {
 					idsMu.Lock()
 					sessions = append(sessions, id)
@@ -296,6 +299,7 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 	ticksDone := make(chan struct{})
 	started := false
 	plan.Ready = func(ctx context.Context) (time.Time, error) {
+		sent.Store(true)
 		idsMu.Lock()
 		ready := cluster.Msg{Type: cluster.TypeReady, VUs: len(ids), Share: desc, Sessions: sessions}
 		idsMu.Unlock()
