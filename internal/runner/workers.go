@@ -562,7 +562,8 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	edge := &edges{done: map[string]bool{}}
 	var startErr, edgeErr error
 	var deadlineT *time.Timer // timed: the end, the stop timeout and a grace
-	doEdge := func(name string) {
+	// doEdge reads the counters at edge name; missing workers were not held.
+	doEdge := func(name string, missing int) {
 		edge.stop()
 		m, err := probe()
 		now := time.Now()
@@ -583,20 +584,25 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 				_ = mb.peer.Send(cluster.Msg{Type: cluster.TypeEdged, Edge: name})
 			}
 		}
-		if edge.missing > 0 && res.EdgeGap == "" {
-			res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", edge.missing, plural(edge.missing), name)
+		if missing > 0 && res.EdgeGap == "" {
+			res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", missing, plural(missing), name)
 		}
 	}
-	checkEdge := func() {
-		if edge.pending == "" {
-			return
-		}
+	// unheld counts the workers still running that have not reached the
+	// pending edge.
+	unheld := func() int {
+		n := 0
 		for _, mb := range members {
 			if !mb.gone && mb.final == nil && mb.edge != edge.pending {
-				return
+				n++
 			}
 		}
-		doEdge(edge.pending)
+		return n
+	}
+	checkEdge := func() {
+		if edge.pending != "" && unheld() == 0 {
+			doEdge(edge.pending, 0)
+		}
 	}
 
 	if timed && o.Rampup > 0 {
@@ -650,12 +656,7 @@ loop:
 				checkEdge()
 			}
 		case <-edge.timeout():
-			for _, mb := range members {
-				if !mb.gone && mb.final == nil && mb.edge != edge.pending {
-					edge.missing++
-				}
-			}
-			doEdge(edge.pending)
+			doEdge(edge.pending, unheld())
 		case <-ctxDone:
 			interrupted, ctxDone = true, nil
 			_ = cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeAbort, Reason: "the coordinator was interrupted"})
@@ -716,12 +717,11 @@ loop:
 type edges struct {
 	pending string // the edge being waited for, "" none
 	timer   *time.Timer
-	missing int // workers not held when the wait ran out
 	done    map[string]bool
 }
 
 func (e *edges) begin(name string, d time.Duration) {
-	e.pending, e.missing = name, 0
+	e.pending = name
 	e.timer = time.NewTimer(d)
 }
 
