@@ -15,7 +15,6 @@ import (
 type Peer struct {
 	*Conn
 	Index    int
-	PID      int
 	Host     string
 	VUs      int     // from its ready
 	Share    string  // from its ready
@@ -136,7 +135,7 @@ func hello(c *Conn, n int, spec string) (*Peer, error) {
 	case m.Spec != spec:
 		return nil, errors.New("the worker's run options differ from the coordinator's (same workload, options and sledge version needed)")
 	}
-	return &Peer{Conn: c, Index: m.Index, PID: m.PID, Host: m.Host}, nil
+	return &Peer{Conn: c, Index: m.Index, Host: m.Host}, nil
 }
 
 // WaitReady waits for every peer's ready (its sessions are open) until

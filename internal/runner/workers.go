@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -246,15 +247,17 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 	}
 	plan.Intervals = true
 	// The server's ids of the sessions, for the coordinator's sampling of
-	// where they wait (a reconnected session's new id is not sent).
+	// where they wait (a reconnected session's new id is not sent, so it
+	// is not asked for: with -C that would be a round trip per transaction).
 	var (
 		idsMu    sync.Mutex
 		sessions []int64
+		sent     atomic.Bool // the ready is out
 	)
 	if connect := plan.Connect; plan.Cost && connect != nil {
 		plan.Connect = func(ctx context.Context, i int) (workload.Conn, error) {
 			c, err := connect(ctx, i)
-			if s, ok := c.(db.ServerSessioner); ok && err == nil {
+			if s, ok := c.(db.ServerSessioner); ok && err == nil && !sent.Load() {
 				if id, err := s.ServerSession(ctx); err == nil {
 					idsMu.Lock()
 					sessions = append(sessions, id)
@@ -296,6 +299,7 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 	ticksDone := make(chan struct{})
 	started := false
 	plan.Ready = func(ctx context.Context) (time.Time, error) {
+		sent.Store(true)
 		idsMu.Lock()
 		ready := cluster.Msg{Type: cluster.TypeReady, VUs: len(ids), Share: desc, Sessions: sessions}
 		idsMu.Unlock()
@@ -424,7 +428,6 @@ type member struct {
 	final     *cluster.Final
 	stats     metrics.Set // the final's
 	gone      bool        // connection ended
-	err       error
 }
 
 type event struct {
@@ -559,7 +562,8 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	edge := &edges{done: map[string]bool{}}
 	var startErr, edgeErr error
 	var deadlineT *time.Timer // timed: the end, the stop timeout and a grace
-	doEdge := func(name string) {
+	// doEdge reads the counters at edge name; missing workers were not held.
+	doEdge := func(name string, missing int) {
 		edge.stop()
 		m, err := probe()
 		now := time.Now()
@@ -580,20 +584,25 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 				_ = mb.peer.Send(cluster.Msg{Type: cluster.TypeEdged, Edge: name})
 			}
 		}
-		if edge.missing > 0 && res.EdgeGap == "" {
-			res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", edge.missing, plural(edge.missing), name)
+		if missing > 0 && res.EdgeGap == "" {
+			res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", missing, plural(missing), name)
 		}
 	}
-	checkEdge := func() {
-		if edge.pending == "" {
-			return
-		}
+	// unheld counts the workers still running that have not reached the
+	// pending edge.
+	unheld := func() int {
+		n := 0
 		for _, mb := range members {
 			if !mb.gone && mb.final == nil && mb.edge != edge.pending {
-				return
+				n++
 			}
 		}
-		doEdge(edge.pending)
+		return n
+	}
+	checkEdge := func() {
+		if edge.pending != "" && unheld() == 0 {
+			doEdge(edge.pending, 0)
+		}
 	}
 
 	if timed && o.Rampup > 0 {
@@ -615,7 +624,7 @@ loop:
 		case ev := <-events:
 			m := members[ev.k]
 			if ev.err != nil {
-				m.gone, m.err = true, ev.err
+				m.gone = true
 				done++
 				checkEdge()
 				continue
@@ -639,7 +648,7 @@ loop:
 				}
 				st, err := cluster.DecodeSet(ev.m.Final.Types, len(plan.Mix))
 				if err != nil {
-					m.gone, m.err = true, fmt.Errorf("final: %w", err)
+					m.gone = true
 				} else {
 					m.final, m.stats = ev.m.Final, st
 				}
@@ -647,12 +656,7 @@ loop:
 				checkEdge()
 			}
 		case <-edge.timeout():
-			for _, mb := range members {
-				if !mb.gone && mb.final == nil && mb.edge != edge.pending {
-					edge.missing++
-				}
-			}
-			doEdge(edge.pending)
+			doEdge(edge.pending, unheld())
 		case <-ctxDone:
 			interrupted, ctxDone = true, nil
 			_ = cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeAbort, Reason: "the coordinator was interrupted"})
@@ -713,12 +717,11 @@ loop:
 type edges struct {
 	pending string // the edge being waited for, "" none
 	timer   *time.Timer
-	missing int // workers not held when the wait ran out
 	done    map[string]bool
 }
 
 func (e *edges) begin(name string, d time.Duration) {
-	e.pending, e.missing = name, 0
+	e.pending = name
 	e.timer = time.NewTimer(d)
 }
 
