@@ -140,6 +140,15 @@ type Plan struct {
 // DefaultStopTimeout is Plan.StopTimeout's default.
 const DefaultStopTimeout = 10 * time.Second
 
+// StopWithin is how long the run waits for transactions in flight after
+// its end: StopTimeout, or its default.
+func (p *Plan) StopWithin() time.Duration {
+	if p.StopTimeout == 0 {
+		return DefaultStopTimeout
+	}
+	return p.StopTimeout
+}
+
 // Reconnect is the policy of a VU whose connection was lost: it tries again
 // after Backoff, doubling up to MaxBackoff, until it is connected or the run
 // ends. Giving up sooner would turn a server restart into a shorter run.
@@ -374,10 +383,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if live == nil {
 		live = NewLive(p)
 	}
-	stopTimeout := p.StopTimeout
-	if stopTimeout == 0 {
-		stopTimeout = DefaultStopTimeout
-	}
+	stopTimeout := p.StopWithin()
 	background := context.WithoutCancel(ctx)
 	runsActive.Add(1)
 	runsStarted.Add(1)
@@ -547,7 +553,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			}
 		}
 		res.MeasureEnd = end
-		res.After, probeErr = probe(background, p, remaining(stopDeadline))
+		res.After, probeErr = ReadProbe(background, p, remaining(stopDeadline))
 	}
 	closeWithin(background, sessions, remaining(stopDeadline))
 	res.End = time.Now()
@@ -787,7 +793,7 @@ func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, session
 		first.publish(ctx, timeout)
 		res.EdgeGap = first.gap("start")
 	}
-	before, err := probe(ctx, p, timeout)
+	before, err := ReadProbe(ctx, p, timeout)
 	if err != nil {
 		return err
 	}
@@ -806,7 +812,8 @@ func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, session
 	return nil
 }
 
-func probe(ctx context.Context, p *Plan, timeout time.Duration) (map[string]int64, error) {
+// ReadProbe reads p.Probe (none: an empty reading) within timeout.
+func ReadProbe(ctx context.Context, p *Plan, timeout time.Duration) (map[string]int64, error) {
 	if p.Probe == nil {
 		return map[string]int64{}, nil
 	}

@@ -502,22 +502,8 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	res.Connected = time.Now()
 	background := context.WithoutCancel(ctx)
 	timed := o.Iterations == 0
-	stopTimeout := plan.StopTimeout
-	if stopTimeout == 0 {
-		stopTimeout = engine.DefaultStopTimeout
-	}
-	probe := func() (map[string]int64, error) {
-		if plan.Probe == nil {
-			return map[string]int64{}, nil
-		}
-		pctx, cancel := context.WithTimeout(background, stopTimeout)
-		defer cancel()
-		m, err := plan.Probe(pctx)
-		if err != nil {
-			return nil, fmt.Errorf("read counters: %w", err)
-		}
-		return m, nil
-	}
+	stopTimeout := plan.StopWithin()
+	probe := func() (map[string]int64, error) { return engine.ReadProbe(background, plan, stopTimeout) }
 	start := time.Now().Add(startMargin)
 	if err := cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeStart, At: start.UnixNano()}); err != nil {
 		cluster.AbortAll(peers, "not every worker could be started")
@@ -826,15 +812,7 @@ func merge(res *engine.Result, members []*member, mix []workload.TxType, winStar
 		res.Reconnects += f.Reconnects
 		res.ConnLost += f.ConnLost
 		res.Connects = res.Connects.Add(f.Connects)
-		if f.Failures != nil {
-			if res.Failures == nil {
-				res.Failures = make([]engine.FailCounts, len(f.Failures))
-			}
-			for t, c := range f.Failures {
-				res.Failures[t].Serialization += c.Serialization
-				res.Failures[t].Deadlock += c.Deadlock
-			}
-		}
+		res.Failures = engine.AddFailures(res.Failures, f.Failures)
 		res.Stuck = append(res.Stuck, f.Stuck...)
 		res.Stopped = append(res.Stopped, f.Stopped...)
 		// The initial connection time is the slowest worker's: its
