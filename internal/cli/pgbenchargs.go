@@ -520,10 +520,8 @@ func readPgbench(args []string) (*pgbConfig, error) {
 	for _, a := range opts {
 		switch a.name {
 		case "builtin", "file":
-			if a.name == "builtin" || strings.Contains(a.value, "@") {
-				if err := pgbCheckWeight(a.value); err != nil {
-					return nil, err
-				}
+			if err := pgbCheckWeight(a.value); err != nil {
+				return nil, err
 			}
 			nscripts++
 		case "select-only", "skip-some-updates":
