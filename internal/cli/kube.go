@@ -65,7 +65,6 @@ var kubeRefused = []string{"listen", "coordinator", "worker-index"}
 
 func newKubeManifest(env *Env) *cobra.Command {
 	o := &kubeOpts{}
-	var workers int
 	cmd := &cobra.Command{
 		Use:   "manifest [workload] [URL] --workers N --image IMAGE [run options]",
 		Short: "Print the Kubernetes objects of a run from N worker pods, as YAML",
@@ -101,15 +100,7 @@ given: images are pulled and nodes found before a pod starts.
 The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			o.kube.Workers = workers
-			if f := cmd.Flags().Lookup("workers"); f != nil {
-				// sledge run's own --workers, once it has one, is this flag.
-				n, err := strconv.Atoi(f.Value.String())
-				if err != nil {
-					return usageErr("--workers %q: want a whole number", f.Value.String())
-				}
-				o.kube.Workers = n
-			}
+			o.kube.Workers = o.Cluster.Workers // sledge run's own --workers
 			return runKubeManifest(cmd, env, o, args)
 		},
 	}
@@ -124,9 +115,6 @@ The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 		}
 	})
 	fs := cmd.Flags()
-	if fs.Lookup("workers") == nil {
-		fs.IntVar(&workers, "workers", 0, "worker pods, each running its share of the virtual users (required)")
-	}
 	fs.StringVar(&o.kube.Image, "image", "", "image whose entrypoint is sledge, such as the repository's Dockerfile builds (required)")
 	fs.StringVar(&o.kube.Name, "name", kube.DefaultName, "the objects' names: <name>-coordinator (Service and Job), <name>-workers (Job)")
 	fs.StringVar(&o.kube.Namespace, "namespace", "", "namespace of the objects (default: kubectl's current one)")
@@ -147,7 +135,7 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 			return usageErr("--%s: the manifest sets it for each pod", name)
 		}
 	}
-	if fs.Lookup("workers").Value.String() == "0" && !fs.Changed("workers") {
+	if !fs.Changed("workers") {
 		return usageErr("--workers N is required: how many worker pods")
 	}
 	if o.kube.Image == "" { // before the run options' checks: what is missing comes first

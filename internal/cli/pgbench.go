@@ -30,7 +30,6 @@ type pgbReport struct {
 	duration int  // -T; 0 for -t
 	stddev   bool // pgbench prints the latency stddev with -P, -R or -L
 	connect  bool // -C: the average connection time, tps including it
-	detailed bool // --failures-detailed
 	// classified is set by the report: transactions failed, every one a
 	// serialization failure or a deadlock, which pgbench 15 counts as
 	// failed and still ends with 0 (it ends with 2 when a client aborts
@@ -194,7 +193,7 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
 	renv.pgb = &pgbReport{threads: min(c.threads, c.clients), maxTries: c.maxTries, duration: c.duration,
-		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect, detailed: c.detailed}
+		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect}
 	code := sledgeSub(cmd, &renv, sub, func(err error) int {
 		var ee *runner.ExitError
 		if errors.As(err, &ee) && ee.Code == ExitFailedTx && renv.pgb.classified {
@@ -390,11 +389,7 @@ func printPgbenchRun(out io.Writer, s *runSummary, p *pgbReport, jobID int64) {
 	}
 	pct := func(n int64) string { return pgbPercent(n, s) }
 	p.classified = s.Failed > 0 && s.Failed == s.SerializationFailures+s.DeadlockFailures
-	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
-	if p.detailed {
-		fmt.Fprintf(out, "number of serialization failures: %d (%s)\n", s.SerializationFailures, pct(s.SerializationFailures))
-		fmt.Fprintf(out, "number of deadlock failures: %d (%s)\n", s.DeadlockFailures, pct(s.DeadlockFailures))
-	}
+	printPgbFailed(out, s)
 	if p.maxTries != 1 {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
 		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
@@ -490,7 +485,7 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 		fmt.Fprintf(out, " - %d transactions (%.1f%% of total, tps = %f)\n", t.Count, share, tps)
 		pct := func(n int64) string { return pgbShare(n, t.Count+t.Errors) }
 		fmt.Fprintf(out, " - number of failed transactions: %d (%s)\n", t.Errors, pct(t.Errors))
-		if p.detailed {
+		if s.FailuresDetailed {
 			fmt.Fprintf(out, " - number of serialization failures: %d (%s)\n", t.SerializationFailures, pct(t.SerializationFailures))
 			fmt.Fprintf(out, " - number of deadlock failures: %d (%s)\n", t.DeadlockFailures, pct(t.DeadlockFailures))
 		}

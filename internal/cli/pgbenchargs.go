@@ -348,6 +348,7 @@ func readPgbench(args []string) (*pgbConfig, error) {
 		return nil, err
 	}
 	benchmarking, initializing := false, false
+	partitions, method := false, false // --partitions > 0, --partition-method
 	const maxInt = math.MaxInt32
 	for _, a := range opts {
 		if pgbInitOnly[a.name] {
@@ -493,14 +494,17 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			c.showScript = a.value
 			return c, nil
 		case "partitions":
-			if _, err := pgbInt(a, "--partitions", 0, maxInt); err != nil {
+			n, err := pgbInt(a, "--partitions", 0, maxInt)
+			if err != nil {
 				return nil, err
 			}
+			partitions = n > 0
 			c.initOpts = append(c.initOpts, a)
 		case "partition-method":
 			if a.value != "range" && a.value != "hash" {
 				return nil, pgbErrf("invalid partition method, expecting \"range\" or \"hash\", got: \"%s\"", a.value)
 			}
+			method = true
 			c.initOpts = append(c.initOpts, a)
 		case "max-tries":
 			benchmarking = true
@@ -516,23 +520,15 @@ func readPgbench(args []string) (*pgbConfig, error) {
 		}
 	}
 	nscripts := 0
-	partitions, method := false, false
 	for _, a := range opts {
 		switch a.name {
 		case "builtin", "file":
-			if a.name == "builtin" || strings.Contains(a.value, "@") {
-				if err := pgbCheckWeight(a.value); err != nil {
-					return nil, err
-				}
+			if err := pgbCheckWeight(a.value); err != nil {
+				return nil, err
 			}
 			nscripts++
 		case "select-only", "skip-some-updates":
 			nscripts++
-		case "partitions":
-			n, _ := strconv.Atoi(strings.TrimSpace(a.value)) // checked above
-			partitions = n > 0
-		case "partition-method":
-			method = true
 		}
 		if nscripts > pgbMaxScripts {
 			return nil, pgbErrf("at most %d SQL scripts are allowed", pgbMaxScripts)

@@ -293,11 +293,7 @@ func printPgbench(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "number of transactions actually processed: %d\n", s.Processed)
 	}
 	pct := func(n int64) string { return pgbPercent(n, s) }
-	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
-	if s.FailuresDetailed {
-		fmt.Fprintf(out, "number of serialization failures: %d (%s)\n", s.SerializationFailures, pct(s.SerializationFailures))
-		fmt.Fprintf(out, "number of deadlock failures: %d (%s)\n", s.DeadlockFailures, pct(s.DeadlockFailures))
-	}
+	printPgbFailed(out, s)
 	if s.Retried > 0 || s.Retries > 0 {
 		fmt.Fprintf(out, "number of transactions retried: %d (%s)\n", s.Retried, pct(s.Retried))
 		fmt.Fprintf(out, "total number of retries: %d\n", s.Retries)
@@ -463,6 +459,17 @@ func rangesText(ns []int) string {
 		i = j + 1
 	}
 	return b.String()
+}
+
+// printPgbFailed prints pgbench's line of failed transactions and, with
+// --failures-detailed, its two classes' lines.
+func printPgbFailed(out io.Writer, s *runSummary) {
+	pct := func(n int64) string { return pgbPercent(n, s) }
+	fmt.Fprintf(out, "number of failed transactions: %d (%s)\n", s.Failed, pct(s.Failed))
+	if s.FailuresDetailed {
+		fmt.Fprintf(out, "number of serialization failures: %d (%s)\n", s.SerializationFailures, pct(s.SerializationFailures))
+		fmt.Fprintf(out, "number of deadlock failures: %d (%s)\n", s.DeadlockFailures, pct(s.DeadlockFailures))
+	}
 }
 
 // pgbPercent is n as pgbench's share of the transactions that ended

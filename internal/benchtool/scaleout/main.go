@@ -158,10 +158,10 @@ func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration,
 	fmt.Println("|---|---|---|---|---|")
 	for _, sp := range ns {
 		g := got[sp.name]
-		nopm := median(g, func(s sample) float64 { return s.nopm })
-		ratio := median(g, func(s sample) float64 { return s.ratio })
-		client := median(g, func(s sample) float64 { return s.clientUs })
-		cpu := median(g, func(s sample) float64 { return s.cpuPct })
+		nopm := child.Median(g, func(s sample) float64 { return s.nopm })
+		ratio := child.Median(g, func(s sample) float64 { return s.ratio })
+		client := child.Median(g, func(s sample) float64 { return s.clientUs })
+		cpu := child.Median(g, func(s sample) float64 { return s.cpuPct })
 		cpuText := fmt.Sprintf("%.3f", cpu)
 		if sp.n == 0 {
 			cpuText = "- (no coordinator)"
@@ -169,18 +169,6 @@ func run(ns []spec, vus, warehouses, rounds int, rampup, duration time.Duration,
 		fmt.Printf("| %s | %.0f | %.3f | %.1f | %s |\n", sp.name, nopm, ratio, client, cpuText)
 	}
 	return nil
-}
-
-func median(s []sample, f func(sample) float64) float64 {
-	x := make([]float64, len(s))
-	for i, v := range s {
-		x[i] = f(v)
-	}
-	slices.Sort(x)
-	if len(x) == 0 {
-		return 0
-	}
-	return x[len(x)/2]
 }
 
 // sledge runs bin and returns its stdout and its own CPU time, sampled from

@@ -237,9 +237,9 @@ func (c *scriptConn) prepared(ctx context.Context, q *workload.SQLQuery) (*scrip
 	return st, nil
 }
 
-// result reads one result to its end. Without keep, or for a command that
-// returns no rows, the rows are skipped unread; with it, only the last row
-// is copied, into buffers the session reuses.
+// result reads one result to its end. Without keep the rows are skipped
+// unread; with it, only the last row is copied, into buffers the session
+// reuses.
 func (c *scriptConn) result(rr *pgconn.ResultReader, q *workload.SQLQuery, stmt int, keep workload.ResultFunc) error {
 	fields := rr.FieldDescriptions()
 	if keep == nil {
@@ -248,30 +248,20 @@ func (c *scriptConn) result(rr *pgconn.ResultReader, q *workload.SQLQuery, stmt 
 		}
 		return nil
 	}
-	if len(fields) == 0 {
-		// A SELECT of no columns (`SELECT \gset`) has rows with nothing
-		// to store, as pgbench takes it; a command without rows (INSERT)
-		// gets no call, so \gset says it expected one row.
-		n := 0
-		for rr.NextRow() {
-			n++
-		}
-		tag, err := rr.Close()
-		if err != nil {
-			return c.fail(q.Text, err)
-		}
-		if tag.Select() {
-			keep(stmt, nil, nil, n)
-		}
-		return nil
-	}
 	n := 0
 	for rr.NextRow() {
 		c.keepRow(rr.Values())
 		n++
 	}
-	if _, err := rr.Close(); err != nil {
+	tag, err := rr.Close()
+	if err != nil {
 		return c.fail(q.Text, err)
+	}
+	if len(fields) == 0 && !tag.Select() {
+		// A command without rows (INSERT) gets no call, so \gset says it
+		// expected one row; a SELECT of no columns (`SELECT \gset`) has
+		// rows with nothing to store, as pgbench takes it.
+		return nil
 	}
 	c.cols = c.cols[:0]
 	for i := range fields {

@@ -191,17 +191,13 @@ func (w *Workload) BuildPlan(dialect string) (workload.BuildPlan, error) {
 	if has("t") {
 		p.Scripts["tables"] = pgTables(o, w.scale)
 	}
-	var ix []string
-	if has("v") || has("p") {
-		ix = append(ix, "SET maintenance_work_mem = '512MB'")
-	}
-	if has("v") {
-		ix = append(ix, vacuum)
-	}
-	if has("p") {
-		ix = append(ix, primaryKeys(o)...)
-	}
-	p.Scripts["indexes"] = ix
+	// Steps v and p, in this order here, are the indexes phase.
+	p.Scripts["indexes"] = w.stepSQL(strings.Map(func(c rune) rune {
+		if c == 'v' || c == 'p' {
+			return c
+		}
+		return -1
+	}, steps))
 	switch {
 	case has("G"):
 		// pgbench's server-side generation (initGenerateDataServerSide),
