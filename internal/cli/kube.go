@@ -59,8 +59,8 @@ func (r recorder) Set(s string) error {
 // flags of the design (docs/scale-out.md).
 var kubeOwned = map[string]bool{"db": true, "seed": true, "random-seed": true, "workers": true}
 
-// kubeRefused are run options the manifest sets for each pod (they exist
-// in sledge run once its coordinator and workers do).
+// kubeRefused are run's scale-out options that the manifest sets for each
+// pod itself: given on its command line, they are refused.
 var kubeRefused = []string{"listen", "coordinator", "worker-index"}
 
 func newKubeManifest(env *Env) *cobra.Command {

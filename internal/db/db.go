@@ -127,7 +127,15 @@ func Pasteable(raw string) (pasteable, env string) {
 	if err != nil {
 		return Redact(raw), ""
 	}
-	had := false
+	if !StripPassword(u) {
+		return Redact(raw), ""
+	}
+	return Redact(u.String()), PasswordEnv(u.Scheme)
+}
+
+// StripPassword removes u's password, in its user information or as a
+// password= parameter, and tells whether it had one.
+func StripPassword(u *url.URL) (had bool) {
 	if u.User != nil {
 		if _, ok := u.User.Password(); ok {
 			u.User = url.User(u.User.Username())
@@ -139,10 +147,7 @@ func Pasteable(raw string) (pasteable, env string) {
 		u.RawQuery = q.Encode()
 		had = true
 	}
-	if !had {
-		return Redact(raw), ""
-	}
-	return Redact(u.String()), PasswordEnv(u.Scheme)
+	return had
 }
 
 // PasswordEnv is the variable the driver of scheme reads a URL's missing

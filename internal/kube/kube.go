@@ -26,11 +26,15 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/sledge-bench/sledge/internal/cluster"
+	"github.com/sledge-bench/sledge/internal/db"
 )
 
 const (
-	// DefaultPort is the coordinator's port (the scale-out design's).
-	DefaultPort = 7077
+	// DefaultPort is the coordinator's port: the one --listen and
+	// --coordinator take when given a host alone.
+	DefaultPort = cluster.DefaultPort
 	// DefaultName names the objects: <name>-coordinator, <name>-workers.
 	DefaultName = "sledge"
 	// DefaultSecretKey is the key of the password in the Secret.
@@ -162,12 +166,7 @@ func hasPassword(raw string) bool {
 		// Unparsable: it may hide anything, so it is refused as one.
 		return true
 	}
-	if u.User != nil {
-		if _, ok := u.User.Password(); ok {
-			return true
-		}
-	}
-	return u.Query().Has("password")
+	return db.StripPassword(u)
 }
 
 // coordinatorArgs are the coordinator's command line after the

@@ -30,7 +30,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -600,8 +599,8 @@ func runPeer(sf float64, rounds int) error {
 	}
 	load := func(s peerSample) float64 { return s.load }
 	total := func(s peerSample) float64 { return s.total }
-	pl, pt := median(peers, load), median(peers, total)
-	sl, st := median(sledges, load), median(sledges, total)
+	pl, pt := child.Median(peers, load), child.Median(peers, total)
+	sl, st := child.Median(sledges, load), child.Median(sledges, total)
 	fmt.Printf("\nMedians of %d rounds (the middle value; of an even count, the upper one):\n\n", rounds)
 	fmt.Println("| | peer (COPY from files) s | sledge build s | sledge / peer | goal |")
 	fmt.Println("|---|---|---|---|---|")
@@ -624,18 +623,6 @@ func loadAvg() string {
 		return f[0]
 	}
 	return "?"
-}
-
-func median(s []peerSample, f func(peerSample) float64) float64 {
-	v := make([]float64, len(s))
-	for i := range s {
-		v[i] = f(s[i])
-	}
-	sort.Float64s(v)
-	if len(v) == 0 {
-		return 0
-	}
-	return v[len(v)/2]
 }
 
 // split writes path's lines into parts contiguous files path.0 … and
