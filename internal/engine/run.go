@@ -288,10 +288,14 @@ func AddFailures(dst, src []FailCounts) []FailCounts {
 		dst = make([]FailCounts, len(src))
 	}
 	for k, f := range src {
-		dst[k].Serialization += f.Serialization
-		dst[k].Deadlock += f.Deadlock
+		dst[k] = dst[k].Add(f)
 	}
 	return dst
+}
+
+// Add is f and o together.
+func (f FailCounts) Add(o FailCounts) FailCounts {
+	return FailCounts{Serialization: f.Serialization + o.Serialization, Deadlock: f.Deadlock + o.Deadlock}
 }
 
 // Lag is a wait before transactions: the schedule lag under throttling,

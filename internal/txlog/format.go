@@ -83,7 +83,7 @@ type Bucket struct {
 	LagCount                        int64
 	LagSum, LagSum2, LagMin, LagMax float64
 	Skipped, Retried, Retries       int64
-	Serialization, Deadlock         int64 // failed transactions by class
+	engine.FailCounts               // failed transactions by class
 }
 
 // Add counts one transaction, as pgbench's accumStats.
@@ -97,12 +97,7 @@ func (a *Bucket) Add(e engine.TxEnd) {
 		a.Retries += e.Retries
 	}
 	if e.Status != engine.TxOK {
-		switch e.Class {
-		case workload.FailSerialization:
-			a.Serialization++
-		case workload.FailDeadlock:
-			a.Deadlock++
-		}
+		a.FailCounts.Count(e.Class)
 		return
 	}
 	lat := float64(e.Latency.Microseconds())
@@ -134,8 +129,7 @@ func (a *Bucket) Merge(o *Bucket) {
 	a.Skipped += o.Skipped
 	a.Retried += o.Retried
 	a.Retries += o.Retries
-	a.Serialization += o.Serialization
-	a.Deadlock += o.Deadlock
+	a.FailCounts = a.FailCounts.Add(o.FailCounts)
 }
 
 // widen makes [*lo, *hi], the range of n values (none: unset), take in
