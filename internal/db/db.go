@@ -337,6 +337,13 @@ func secretsOf(raw string) []string {
 			add(m[2])
 		}
 	}
+	// In a keyword/value string the value runs to white space: '&' and
+	// ';', where passwordValue stops in a query, are part of it.
+	for _, f := range strings.Fields(raw) {
+		if k, v, ok := strings.Cut(f, "="); ok && (strings.EqualFold(k, "password") || strings.EqualFold(k, "passwd")) {
+			add(v)
+		}
+	}
 	if u, err := url.Parse(raw); err == nil && u.User != nil {
 		if pw, ok := u.User.Password(); ok {
 			add(pw)
