@@ -64,6 +64,7 @@ func FuzzOpenURL(f *testing.F) {
 		"A:::]:@0::]",     // found by fuzzing: a host followed by ": " looked like the password
 		"passwd=tgre",     // found by fuzzing: the hint's "postgres://" holds the password
 		"A:# passwd=&000", // found by fuzzing: a keyword/value password past the '&' a query stops at
+		"?pAsswd=     ",   // found by fuzzing: a password of spaces is not told from spacing
 	} {
 		f.Add(s)
 	}
@@ -133,20 +134,21 @@ func sandboxed(t *testing.T, u *url.URL) string {
 }
 
 // leaked returns a password that raw carries and out shows, or "". A
-// password counts only when it is at least 4 characters long and appears
-// nowhere else in the URL (a password "db" in postgres://u:db@h/db cannot
-// be told from the database name).
+// password counts only when it is at least 4 characters long, not only
+// white space, and appears nowhere else in the URL (a password "db" in
+// postgres://u:db@h/db cannot be told from the database name, nor one of
+// spaces from the spacing of the text).
 func leaked(raw, out string) string {
 	pws, texts := passwords(raw)
 	for _, pw := range texts {
 		// Written as is in a string that is not a URL: elsewhere is
 		// anywhere but the one place it was taken from.
-		if len(pw) >= 4 && !strings.Contains(strings.Replace(raw, pw, "", 1), pw) && strings.Contains(out, pw) {
+		if len(pw) >= 4 && strings.TrimSpace(pw) != "" && !strings.Contains(strings.Replace(raw, pw, "", 1), pw) && strings.Contains(out, pw) {
 			return pw
 		}
 	}
 	for _, pw := range pws {
-		if len(pw) < 4 {
+		if len(pw) < 4 || strings.TrimSpace(pw) == "" {
 			continue
 		}
 		if elsewhere(raw, pw) {
