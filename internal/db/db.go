@@ -337,18 +337,35 @@ func secretsOf(raw string) []string {
 			add(m[2])
 		}
 	}
-	// In a keyword/value string the value runs to white space: '&' and
-	// ';', where passwordValue stops in a query, are part of it.
+	// passwordValue stops at '&', ';' and white space. A keyword/value
+	// string's value runs to white space, and a URL query's to '&' (Go's
+	// url package splits no query at ';').
 	for _, f := range strings.Fields(raw) {
-		if k, v, ok := strings.Cut(f, "="); ok && (strings.EqualFold(k, "password") || strings.EqualFold(k, "passwd")) {
+		if k, v, ok := strings.Cut(f, "="); ok && isPasswordKey(k) {
 			add(v)
 		}
 	}
-	if u, err := url.Parse(raw); err == nil && u.User != nil {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return out
+	}
+	for _, pair := range strings.Split(u.RawQuery, "&") {
+		k, v, _ := strings.Cut(pair, "=")
+		if uk, err := url.QueryUnescape(k); err == nil {
+			k = uk
+		}
+		if isPasswordKey(k) {
+			add(v)
+			if uv, err := url.QueryUnescape(v); err == nil {
+				add(uv)
+			}
+		}
+	}
+	if u.User != nil {
 		if pw, ok := u.User.Password(); ok {
 			add(pw)
 		}
-	} else if err == nil && u.Opaque != "" {
+	} else if u.Opaque != "" {
 		if i := strings.LastIndex(u.Opaque, "@"); i > 0 {
 			add(u.Opaque[:i])
 		}

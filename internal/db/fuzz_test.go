@@ -65,6 +65,7 @@ func FuzzOpenURL(f *testing.F) {
 		"passwd=tgre",     // found by fuzzing: the hint's "postgres://" holds the password
 		"A:# passwd=&000", // found by fuzzing: a keyword/value password past the '&' a query stops at
 		"?pAsswd=     ",   // found by fuzzing: a password of spaces is not told from spacing
+		"?pAsswd=;000",    // found by fuzzing: a URL query's value runs past ';' to '&'
 	} {
 		f.Add(s)
 	}
