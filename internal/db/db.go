@@ -429,8 +429,16 @@ func isPasswordKey(k string) bool {
 // keyword/value string: up to the next &, white space or quote.
 var passwordValue = regexp.MustCompile(`(?i)((?:^|[&?;[:space:]])(?:password|passwd)[[:space:]]*=[[:space:]]*)('[^']*'|[^&;[:space:]]*)`)
 
+// queryPasswordValue is passwordValue in a raw URL query, where a value
+// runs to the next & (Go's url package splits no query at ';').
+var queryPasswordValue = regexp.MustCompile(`(?i)((?:^|[&?;[:space:]])(?:password|passwd)[[:space:]]*=[[:space:]]*)('[^']*'|[^&]*)`)
+
 // RedactQuery replaces password values in a raw URL query, parseable or not.
-func RedactQuery(q string) string { return passwordValue.ReplaceAllString(q, "${1}REDACTED") }
+func RedactQuery(q string) string { return queryPasswordValue.ReplaceAllString(q, "${1}REDACTED") }
+
+// redactValues replaces password values in text: a value ends at &, ;
+// or white space, as in a message that quotes a query.
+func redactValues(s string) string { return passwordValue.ReplaceAllString(s, "${1}REDACTED") }
 
 // RedactQueryErr is err with password values redacted from its text; the
 // url package quotes the offending part of a query that does not parse.
@@ -439,7 +447,7 @@ func RedactQueryErr(err error) error {
 		return nil
 	}
 	msg := err.Error()
-	if red := RedactQuery(msg); red != msg {
+	if red := redactValues(msg); red != msg {
 		return errors.New(red)
 	}
 	return err
@@ -465,7 +473,7 @@ func redactText(raw string) string {
 		// & and ; included (passwd=&000).
 		s = libpqPassword.ReplaceAllString(s, "${1}REDACTED")
 	}
-	return RedactQuery(s)
+	return redactValues(s)
 }
 
 var libpqPassword = regexp.MustCompile(`(?i)((?:^|[[:space:]])(?:password|passwd)[[:space:]]*=[[:space:]]*)('[^']*'|[^[:space:]]*)`)

@@ -61,11 +61,12 @@ func FuzzOpenURL(f *testing.F) {
 		"postgres: passwd=s3cret-pw",
 		"host=127.0.0.1 port=5432 user=u password=s3cret-pw dbname=x",
 		"root:s3cret-pw@tcp(127.0.0.1:3306)/tpcc",
-		"A:::]:@0::]",     // found by fuzzing: a host followed by ": " looked like the password
-		"passwd=tgre",     // found by fuzzing: the hint's "postgres://" holds the password
-		"A:# passwd=&000", // found by fuzzing: a keyword/value password past the '&' a query stops at
-		"?pAsswd=     ",   // found by fuzzing: a password of spaces is not told from spacing
-		"?pAsswd=;000",    // found by fuzzing: a URL query's value runs past ';' to '&'
+		"A:::]:@0::]",           // found by fuzzing: a host followed by ": " looked like the password
+		"passwd=tgre",           // found by fuzzing: the hint's "postgres://" holds the password
+		"A:# passwd=&000",       // found by fuzzing: a keyword/value password past the '&' a query stops at
+		"?pAsswd=     ",         // found by fuzzing: a password of spaces is not told from spacing
+		"?pAsswd=;000",          // found by fuzzing: a URL query's value runs past ';' to '&'
+		"postgres:?pAsswd=;000", // and so in the bad query an error quotes
 	} {
 		f.Add(s)
 	}
