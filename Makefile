@@ -1,11 +1,16 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
-test: servers vet unit fuzz-short
+test: tracked servers vet unit fuzz-short
+
+# No build output in the repository: fails on a tracked executable binary or
+# a tracked file over 2 MB (scripts/check-tracked.sh lists allowed ones).
+tracked:
+	./scripts/check-tracked.sh
 
 # PostgreSQL and MariaDB packages, when missing (as root). Tests start their
 # own private servers from these binaries; nothing is started here.
