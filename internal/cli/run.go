@@ -191,6 +191,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 				return nil
 			}
 			printSummary(env.Stdout, sum)
+			printJobLine(env.Stdout, sum.JobID)
 			return nil
 		},
 		Live: func(render func() (float64, string)) (func(string), func()) {

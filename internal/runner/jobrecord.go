@@ -314,10 +314,15 @@ func (r *JobRun) RunDone(res *engine.Result, mix []workload.TxType) {
 	}
 }
 
-// SetSummary keeps the command's result: the object --json prints.
+// SetSummary keeps the command's result: the object --json prints. A
+// result that can name its job (SetJobID) is given the job's id first, so
+// that --json and the text say which job keeps it.
 func (r *JobRun) SetSummary(v any) {
 	if r == nil {
 		return
+	}
+	if j, ok := v.(interface{ SetJobID(int64) }); ok {
+		j.SetJobID(r.job.ID)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
