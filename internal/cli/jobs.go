@@ -35,7 +35,9 @@ file: --jobs-db, else $SLEDGE_JOBS_DB, else $XDG_DATA_HOME/sledge/jobs.db
 A job holds the command and every option (passwords redacted), the sledge
 version, the database's version and settings, the host, start and end,
 status, the summary, per-type latency histograms, the once-a-second
-transaction counter and the log (see docs/jobs.md).
+transaction counter and the log (see docs/jobs.md). Each command says its
+job: a last line "job N", job_id in its --json. A command refused as bad
+input (exit 2) is not a job and uses up no id.
 
 Statuses: running, completed, interrupted (Ctrl-C: what was measured is
 kept), failed, and incomplete: the process died (SIGKILL, crash) while it
@@ -628,7 +630,11 @@ with the ratio B/A, then the database settings and options that differ.
 Two compares are compared cell by cell, cells matched by mode, transport and
 virtual users ("client/tcp/4"): NOPM, TPM, p90, round trips, bytes, client
 and server CPU µs per transaction, with the ratio B/A; the cells only one of them has
-are listed.`,
+are listed.
+
+Jobs with nothing to compare (different workloads or kinds, a run that measured
+nothing) get one line saying why. VUS is as jobs list shows it: "-" for a check
+or a compare, a tpch run's query streams ("2 streams").`,
 		Args: jobsArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openJobs(cmd, env)
@@ -1137,7 +1143,8 @@ recorded it), and the seed and mode the first run resolved, so that a run
 draws the same inputs. The new job is recorded like any other.
 
 The stored database URL has no password: it comes from the variable the
-driver reads (PGPASSWORD, MYSQL_PWD), or give the URL again with --db.
+driver reads (PGPASSWORD, MYSQL_PWD; the command line shown names it), or
+give the URL again with --db.
 --json prints the new job's result as the command's --json does.`,
 		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
