@@ -404,7 +404,7 @@ func TestContractTPCBAndScripts(t *testing.T) {
 		"serialization_failures": jNumber, "deadlock_failures": jNumber, // issue 16
 		"latency_avg_ms": jNumber, "latency_stddev_ms": jNumber, "p50_ms": jNumber, "p99_ms": jNumber,
 		"per_txn": jObject,
-		"job_id": jNumber, // issue 24
+		"job_id":  jNumber, // issue 24
 	}
 	runs := [][]string{
 		{"run", "tpcb", "--db", u, "--json", "-c", "2", "-t", "10"},
