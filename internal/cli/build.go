@@ -72,6 +72,7 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	fmt.Fprintf(env.Stdout, "built %s in %s: %s, %s rows in %s (load %s, indexes and procedures %s; %s rows/s)\n",
 		res.Workload, res.Database, res.Scale, thousands(res.Rows), seconds(secs(res.TotalS)),
 		seconds(secs(res.LoadS)), seconds(secs(res.IndexesS)), thousands(int64(res.RowsPerS)))
+	printJobLine(env.Stdout, res.JobID)
 	return nil
 }
 

@@ -64,10 +64,13 @@ func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url
 		if err := writeJSON(env.Stdout, result); err != nil {
 			return err
 		}
-	} else if failed == 0 {
-		fmt.Fprintln(env.Stdout, "all conditions hold")
 	} else {
-		fmt.Fprintf(env.Stdout, "%d condition%s failed\n", failed, plural(failed))
+		if failed == 0 {
+			fmt.Fprintln(env.Stdout, "all conditions hold")
+		} else {
+			fmt.Fprintf(env.Stdout, "%d condition%s failed\n", failed, plural(failed))
+		}
+		printJobLine(env.Stdout, result.JobID)
 	}
 	if failed > 0 {
 		return runner.Silent{Code: ExitFailure}

@@ -264,4 +264,13 @@ func printCompare(w io.Writer, c *compareJSON) {
 	fmt.Fprintln(w, "per transaction, measured by the client (- when the run did not report them); server cpu: the server's")
 	fmt.Fprintln(w, "processes on this machine, from /proc (- when remote or embedded); ratio: NOPM / the first cell's")
 	printPairs(w, c.Pairs)
+	printJobLine(w, c.JobID)
+}
+
+// printJobLine ends a command's text result with the job that keeps it,
+// as run tpch's does ("job 12"); nothing with --no-job.
+func printJobLine(w io.Writer, id int64) {
+	if id > 0 {
+		fmt.Fprintf(w, "job %d\n", id)
+	}
 }

@@ -145,6 +145,8 @@ func TestContractRunTPCC(t *testing.T) {
 		// issue 12: the connections that served the VUs (= vus without
 		// --connections)
 		"connections": jNumber,
+		// issue 24: the job that records the run
+		"job_id": jNumber,
 	}
 	for _, ty := range []string{"new_order", "payment", "delivery", "order_status", "stock_level"} {
 		for _, f := range []string{"count", "rollbacks", "errors", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"} {
@@ -222,7 +224,8 @@ func TestContractRunTPCC(t *testing.T) {
 
 func TestContractCheck(t *testing.T) {
 	path := builtDB(t)
-	keys := map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString}
+	keys := map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString,
+		"job_id": jNumber} // issue 24
 	stdout, stderr, code := runCLI(t, t.TempDir(), "check", "--db", "sqlite://"+path, "--json")
 	if code != ExitOK {
 		t.Fatalf("check: exit %d: %s", code, stderr)
@@ -281,7 +284,7 @@ func TestContractBuild(t *testing.T) {
 		pinKeys(t, strings.Join(c.args[:2], " ")+" --json", stdout, map[string]kind{
 			"workload": jString, "database": jString, "scale": jString, "seed": jNumber, "build_vus": jNumber,
 			"rows": jNumber, "load_s": jNumber, "indexes_s": jNumber, "total_s": jNumber, "rows_per_s": jNumber,
-			"completed": jBool,
+			"completed": jBool, "job_id": jNumber, // job_id: issue 24
 		})
 	}
 }
@@ -304,6 +307,7 @@ func TestContractCompareTPCH(t *testing.T) {
 		"cells[].power": jNumNil, "cells[].throughput": jNumNil, "cells[].qphh": jNumNil, "cells[].throughput_seconds": jNumNil,
 		"cells[].verified": jBoolNil, "cells[].ratio": jNumNil, "cells[].queries[].query": jNumber, "cells[].queries[].seconds": jNumber,
 		"queries[].query": jNumber, "queries[].seconds": jObject,
+		"job_id": jNumber, // issue 24: the compare's own job, beside each cell's
 	})
 	var out struct {
 		Cells []struct {
@@ -340,11 +344,13 @@ func TestContractTPCH(t *testing.T) {
 	}
 	pinKeys(t, "build tpch --json", stdout, map[string]kind{
 		"workload": jString, "database": jString, "scale": jString, "rows": jNumber, "load_s": jNumber, "total_s": jNumber, "completed": jBool,
+		"job_id": jNumber,
 	})
 	runKeys := map[string]kind{
 		"workload": jString, "scale": jNumber, "streams": jNumber, "power": jNumNil, "throughput": jNumNil, "qphh": jNumNil,
 		"throughput_seconds": jNumNil, "queries[].stream": jNumber, "queries[].query": jNumber, "queries[].seconds": jNumber,
 		"queries[].rows": jNumber, "refresh[].stream": jNumber, "refresh[].function": jString, "refresh[].seconds": jNumber,
+		"job_id": jNumber,
 	}
 	stdout, stderr, code = runCLI(t, home, "run", "tpch", "--db", u, "--streams", "2", "--json")
 	if code != ExitOK {
@@ -374,7 +380,8 @@ func TestContractTPCH(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("check tpch: exit %d: %s", code, stderr)
 	}
-	pinKeys(t, "check tpch --json", stdout, map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString})
+	pinKeys(t, "check tpch --json", stdout, map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString,
+		"job_id": jNumber})
 	stdout, stderr, code = runCLI(t, home, "drop", "tpch", "--db", u, "--json")
 	if code != ExitOK || !strings.Contains(stdout, `"dropped": true`) {
 		t.Fatalf("drop tpch: exit %d: %s %s", code, stdout, stderr)
@@ -397,6 +404,7 @@ func TestContractTPCBAndScripts(t *testing.T) {
 		"serialization_failures": jNumber, "deadlock_failures": jNumber, // issue 16
 		"latency_avg_ms": jNumber, "latency_stddev_ms": jNumber, "p50_ms": jNumber, "p99_ms": jNumber,
 		"per_txn": jObject,
+		"job_id":  jNumber, // issue 24
 	}
 	runs := [][]string{
 		{"run", "tpcb", "--db", u, "--json", "-c", "2", "-t", "10"},
@@ -437,7 +445,8 @@ func TestContractCompare(t *testing.T) {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
 	keys := map[string]kind{"cells[].mode": jString, "cells[].transport": jString, "cells[].vus": jNumber,
-		"cells[].nopm": jNumNil, "cells[].tpm": jNumber, "cells[].per_txn": jObject, "cells[].job_id": jNumber}
+		"cells[].nopm": jNumNil, "cells[].tpm": jNumber, "cells[].per_txn": jObject, "cells[].job_id": jNumber,
+		"job_id": jNumber} // issue 24: the compare's own job, beside each cell's
 	for _, f := range perTxnKeys {
 		keys["cells[].per_txn."+f] = jNumber
 	}

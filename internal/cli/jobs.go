@@ -35,7 +35,9 @@ file: --jobs-db, else $SLEDGE_JOBS_DB, else $XDG_DATA_HOME/sledge/jobs.db
 A job holds the command and every option (passwords redacted), the sledge
 version, the database's version and settings, the host, start and end,
 status, the summary, per-type latency histograms, the once-a-second
-transaction counter and the log (see docs/jobs.md).
+transaction counter and the log (see docs/jobs.md). Each command says its
+job: a last line "job N", job_id in its --json. A command refused as bad
+input (exit 2) is not a job and uses up no id.
 
 Statuses: running, completed, interrupted (Ctrl-C: what was measured is
 kept), failed, and incomplete: the process died (SIGKILL, crash) while it
@@ -48,6 +50,30 @@ are also queued until they start, and stopped when stopped from the API.
 	}
 	cmd.AddCommand(newJobsList(env), newJobsShow(env), newJobsDiff(env), newJobsExport(env), newJobsDelete(env), newJobsRerun(env))
 	return cmd
+}
+
+// jobsArgs checks a jobs subcommand's argument count: one line of
+// sledge's own with the usage (exit 2), not cobra's "accepts 2 arg(s)".
+func jobsArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) == n {
+			return nil
+		}
+		what := "no arguments"
+		switch n {
+		case 1:
+			what = "one job id"
+		case 2:
+			what = "two job ids"
+		}
+		got := "none"
+		if len(args) > 0 {
+			got = strconv.Itoa(len(args))
+		}
+		// Main prefixes "sledge: ".
+		name := strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
+		return usageErr("%s takes %s, got %s (usage: %s)", name, what, got, cmd.UseLine())
+	}
 }
 
 func openJobs(cmd *cobra.Command, env *Env) (*jobs.Store, error) {
@@ -98,8 +124,65 @@ func figures(j *jobs.Job) runFigures {
 	}
 	if j.Kind == "run" && len(j.Summary) > 0 {
 		_ = json.Unmarshal(j.Summary, &f) // no summary: no figures
+		var m struct {
+			MeasuredS float64 `json:"measured_s"`
+		}
+		if json.Unmarshal(j.Summary, &m) == nil && m.MeasuredS == 0 {
+			// Interrupted before the measured interval (a summary stored
+			// before tpm was null then): nothing was measured.
+			f.NOPM, f.TPM = nil, nil
+		}
 	}
 	return f
+}
+
+// jobVUs is what a job's VUS column shows: a run's or build's virtual
+// users, an analytic run's (tpch) query streams ("2 streams"), and "-"
+// where there is no such figure (a check, a compare, a run that failed
+// before it resolved them).
+func jobVUs(j *jobs.Job) string {
+	switch {
+	case j.Kind == "check" || j.Kind == "compare":
+		return "-"
+	case j.Kind == "run" && isAnalytic(j.Workload):
+		n := analyticStreams(j)
+		if n <= 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%d stream%s", n, plural(n))
+	case j.VUs <= 0:
+		return "-"
+	}
+	return strconv.Itoa(j.VUs)
+}
+
+// analyticStreams is an analytic run's query streams: 1 for a power test
+// alone, else the throughput test's streams. Jobs recorded before it was
+// stored that way held their sessions (streams and the refresh stream):
+// their summary says the streams.
+func analyticStreams(j *jobs.Job) int {
+	var s struct {
+		Streams int    `json:"streams"`
+		Test    string `json:"test"`
+	}
+	if len(j.Summary) > 0 && json.Unmarshal(j.Summary, &s) == nil {
+		if s.Streams > 0 {
+			return s.Streams
+		}
+		if s.Test == "power" {
+			return 1
+		}
+	}
+	return j.VUs
+}
+
+// jobMode is what a job's MODE column shows: "-" where a job has none (a
+// check: its mode was only how it read the database).
+func jobMode(j *jobs.Job) string {
+	if j.Kind == "check" {
+		return "-"
+	}
+	return dash(j.Mode)
 }
 
 // analyticResultOf decodes the stored summary of an analytic workload's
@@ -145,6 +228,7 @@ type listJSON struct {
 	Database  string   `json:"database"`
 	Mode      string   `json:"mode,omitempty"`
 	VUs       int      `json:"vus,omitempty"`
+	Streams   int      `json:"streams,omitempty"` // an analytic run's (tpch) query streams, in place of vus
 	Status    string   `json:"status"`
 	Started   string   `json:"started"`
 	Ended     string   `json:"ended,omitempty"`
@@ -163,7 +247,7 @@ func newJobsList(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the recorded jobs, newest first",
-		Args:  cobra.NoArgs,
+		Args:  jobsArgs(0),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openJobs(cmd, env)
 			if err != nil {
@@ -181,6 +265,12 @@ func newJobsList(env *Env) *cobra.Command {
 					VUs: j.VUs, Status: string(j.Status), Started: j.Started.Format(time.RFC3339),
 					DurationS: math.Round(j.Duration().Seconds()*1000) / 1000, NOPM: f.NOPM, TPM: f.TPM, Error: j.Error,
 					Headline: f.Headline, HeadlineValue: f.HeadlineValue}
+				switch {
+				case j.Kind == "check":
+					l.Mode, l.VUs = "", 0 // recorded by older versions: how it read the database
+				case j.Kind == "run" && isAnalytic(j.Workload):
+					l.VUs, l.Streams = 0, analyticStreams(j)
+				}
 				if !j.Ended.IsZero() {
 					l.Ended = j.Ended.Format(time.RFC3339)
 				}
@@ -196,17 +286,13 @@ func newJobsList(env *Env) *cobra.Command {
 			tw := tabwriter.NewWriter(env.Stdout, 0, 0, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tWORKLOAD\tDATABASE\tMODE\tVUS\tSTATUS\tSTARTED\tDURATION\tNOPM\tTPM")
 			for k, l := range out {
-				vus := ""
-				if l.VUs > 0 {
-					vus = strconv.Itoa(l.VUs)
-				}
 				head := rate(l.NOPM)
 				if l.HeadlineValue != nil {
 					// An analytic run's headline, named: its NOPM's place.
 					head = rate(l.HeadlineValue) + " " + l.Headline
 				}
 				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", l.ID, l.Kind, l.Workload,
-					l.Database, dash(l.Mode), dash(vus), l.Status, list[k].Started.Local().Format("2006-01-02 15:04:05"), shortDuration(time.Duration(l.DurationS*float64(time.Second))),
+					l.Database, jobMode(list[k]), jobVUs(list[k]), l.Status, list[k].Started.Local().Format("2006-01-02 15:04:05"), shortDuration(time.Duration(l.DurationS*float64(time.Second))),
 					head, rate(l.TPM))
 			}
 			return tw.Flush()
@@ -246,7 +332,7 @@ func newJobsShow(env *Env) *cobra.Command {
 		Long: `Show a job: the command and its options, the database and its settings, the
 host, the summary (as the command printed it: a compare's table of cells),
 the transaction counter and the log. --json prints the whole record, as "jobs export --format json".`,
-		Args: cobra.ExactArgs(1),
+		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := parseJobID(args[0]); err != nil {
 				return err // before the store is opened (or created)
@@ -544,8 +630,12 @@ with the ratio B/A, then the database settings and options that differ.
 Two compares are compared cell by cell, cells matched by mode, transport and
 virtual users ("client/tcp/4"): NOPM, TPM, p90, round trips, bytes, client
 and server CPU µs per transaction, with the ratio B/A; the cells only one of them has
-are listed.`,
-		Args: cobra.ExactArgs(2),
+are listed.
+
+Jobs with nothing to compare (different workloads or kinds, a run that measured
+nothing) get one line saying why. VUS is as jobs list shows it: "-" for a check
+or a compare, a tpch run's query streams ("2 streams").`,
+		Args: jobsArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openJobs(cmd, env)
 			if err != nil {
@@ -583,6 +673,40 @@ type jobDiff struct {
 	// transport and virtual users), as "mode/transport/vus".
 	OnlyA []string `json:"only_in_a,omitempty"`
 	OnlyB []string `json:"only_in_b,omitempty"`
+	// NoFigures says why figures has nothing to compare (or only "-"):
+	// different workloads or kinds, a job without a summary.
+	NoFigures string `json:"no_figures,omitempty"`
+}
+
+// whyNoFigures says in one line why two jobs have no figures to compare,
+// the first reason that holds.
+func whyNoFigures(a, b *jobs.Record) string {
+	switch {
+	case a.Workload != b.Workload:
+		return fmt.Sprintf("job %d ran %s and job %d %s: different workloads have no figures in common", a.ID, a.Workload, b.ID, b.Workload)
+	case a.Kind != b.Kind:
+		return fmt.Sprintf("job %d is a %s and job %d a %s: only two runs or two compares have figures to compare", a.ID, a.Kind, b.ID, b.Kind)
+	case a.Kind != "run" && a.Kind != "compare":
+		return fmt.Sprintf("jobs of kind %s have no figures: only runs and compares do", a.Kind)
+	}
+	for _, r := range []*jobs.Record{a, b} {
+		if len(r.Summary) == 0 {
+			return fmt.Sprintf("job %d has no summary (%s): it did not get to its end", r.ID, r.Status)
+		}
+	}
+	return "their summaries have no figures in common"
+}
+
+// nothingMeasured says which of two runs were interrupted before their
+// measured interval.
+func nothingMeasured(a, b *jobs.Record, na, nb bool) string {
+	switch {
+	case na && nb:
+		return fmt.Sprintf("jobs %d and %d measured nothing: both were interrupted before the measured interval began", a.ID, b.ID)
+	case na:
+		return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", a.ID)
+	}
+	return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", b.ID)
 }
 
 func diffJobs(a, b *jobs.Record) *jobDiff {
@@ -594,15 +718,10 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 	str("database", a.Database, b.Database)
 	str("driver", strings.TrimSpace(a.DB.Driver+" "+a.DB.Version), strings.TrimSpace(b.DB.Driver+" "+b.DB.Version))
 	str("transport", a.DB.Transport, b.DB.Transport)
-	str("mode", a.Mode, b.Mode)
-	// A compare has no one VU count (its cells have theirs): "-", as in jobs list.
-	vus := func(r *jobs.Record) string {
-		if r.VUs == 0 {
-			return "-"
-		}
-		return strconv.Itoa(r.VUs)
-	}
-	str("vus", vus(a), vus(b))
+	str("mode", jobMode(&a.Job), jobMode(&b.Job))
+	// As jobs list shows them: "-" for a compare (its cells have theirs)
+	// or a check, an analytic run's query streams.
+	str("vus", jobVUs(&a.Job), jobVUs(&b.Job))
 	str("started", a.Started.Local().Format("2006-01-02 15:04:05"), b.Started.Local().Format("2006-01-02 15:04:05"))
 	str("host", fmt.Sprintf("%s (%s × %d)", a.Host.Hostname, a.Host.CPUModel, a.Host.CPUs),
 		fmt.Sprintf("%s (%s × %d)", b.Host.Hostname, b.Host.CPUModel, b.Host.CPUs))
@@ -617,6 +736,17 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 		d.Figures = append(d.Figures, row)
 	}
 	sa, sb := runSummaryOf(&a.Job), runSummaryOf(&b.Job)
+	if sa != nil && sb != nil && (sa.MeasuredS == 0 || sb.MeasuredS == 0) {
+		// A run interrupted before its measured interval has no figures:
+		// its headline is "-" (null), never 0.
+		fa, fb := figures(&a.Job), figures(&b.Job)
+		if fa.NOPM != nil || fb.NOPM != nil || sa.MeterName == "NOPM" {
+			d.Figures = append(d.Figures, diffRow{Name: strings.ToLower(sa.MeterName), A: fa.NOPM, B: fb.NOPM})
+		}
+		d.Figures = append(d.Figures, diffRow{Name: "tpm", A: fa.TPM, B: fb.TPM})
+		d.NoFigures = nothingMeasured(a, b, sa.MeasuredS == 0, sb.MeasuredS == 0)
+		sa, sb = nil, nil
+	}
 	if sa != nil && sb != nil {
 		if sa.NOPM != nil && sb.NOPM != nil {
 			num(strings.ToLower(sa.MeterName), *sa.NOPM, *sb.NOPM)
@@ -668,6 +798,9 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 		str("seed", strconv.FormatUint(ca.Seed, 10), strconv.FormatUint(cb.Seed, 10))
 		str("cells", strconv.Itoa(len(ca.Cells)), strconv.Itoa(len(cb.Cells)))
 		d.OnlyA, d.OnlyB = diffCells(ca, cb, num)
+	}
+	if len(d.Figures) == 0 && d.NoFigures == "" {
+		d.NoFigures = whyNoFigures(a, b)
 	}
 	d.Settings = differing(a.DB.Settings, b.DB.Settings)
 	oa, _ := decodeSpec(a.Spec) // an unreadable spec has no options to compare
@@ -761,16 +894,15 @@ func printDiff(out io.Writer, d *jobDiff) {
 		t.row(r.Name, dash(fmt.Sprint(r.A)), dash(fmt.Sprint(r.B)))
 	}
 	t.line("")
-	if len(d.Figures) > 0 {
-		for _, r := range d.Figures {
-			ratio := "-"
-			if r.Ratio != nil {
-				ratio = fmt.Sprintf("%.2f", *r.Ratio)
-			}
-			t.row(r.Name, figure(r.Name, r.A), figure(r.Name, r.B), ratio)
+	for _, r := range d.Figures {
+		ratio := "-"
+		if r.Ratio != nil {
+			ratio = fmt.Sprintf("%.2f", *r.Ratio)
 		}
-	} else {
-		t.line("(no figures to compare: both jobs must be runs with a summary, or both compares)")
+		t.row(r.Name, figure(r.Name, r.A), figure(r.Name, r.B), ratio)
+	}
+	if d.NoFigures != "" {
+		t.line("(no figures to compare: " + d.NoFigures + ")")
 	}
 	for _, sec := range []struct {
 		title string
@@ -799,6 +931,12 @@ func printDiff(out io.Writer, d *jobDiff) {
 
 // figure formats a figure of jobs diff by its name's unit.
 func figure(name string, v any) string {
+	if p, ok := v.(*float64); ok {
+		if p == nil {
+			return "-" // not measured
+		}
+		v = *p
+	}
 	f, _ := v.(float64)
 	switch {
 	case strings.HasSuffix(name, "_ms"):
@@ -888,7 +1026,7 @@ V2 compressed, base64, in microseconds) and log.
                     counts; per_s: completed per second)
   types             the per-type summary of a run, one row per type and a "total" row:
                     type,count,commits,rollbacks,errors,retries,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms`,
-		Args: cobra.ExactArgs(1),
+		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "json" && format != "csv" {
 				return usageErr("--format %q: use json or csv", format)
@@ -965,7 +1103,7 @@ func newJobsDelete(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "delete ID",
 		Short: "Delete a job and everything recorded with it",
-		Args:  cobra.ExactArgs(1),
+		Args:  jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := parseJobID(args[0])
 			if err != nil {
@@ -1005,9 +1143,10 @@ recorded it), and the seed and mode the first run resolved, so that a run
 draws the same inputs. The new job is recorded like any other.
 
 The stored database URL has no password: it comes from the variable the
-driver reads (PGPASSWORD, MYSQL_PWD), or give the URL again with --db.
+driver reads (PGPASSWORD, MYSQL_PWD; the command line shown names it), or
+give the URL again with --db.
 --json prints the new job's result as the command's --json does.`,
-		Args: cobra.ExactArgs(1),
+		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openJobs(cmd, env)
 			if err != nil {
@@ -1023,10 +1162,11 @@ driver reads (PGPASSWORD, MYSQL_PWD), or give the URL again with --db.
 			if err != nil {
 				return fmt.Errorf("job %d: %w", r.ID, err)
 			}
+			pwEnv := "" // the variable the recorded URL's password must come from
 			if dbURL != "" {
 				spec.DB = dbURL
 			} else {
-				spec.DB, _ = db.Pasteable(spec.DB)
+				spec.DB, pwEnv = db.Pasteable(spec.DB)
 				spec.DB = strings.ReplaceAll(spec.DB, ":REDACTED@", "@")
 			}
 			argv, err := spec.Args(true)
@@ -1041,8 +1181,18 @@ driver reads (PGPASSWORD, MYSQL_PWD), or give the URL again with --db.
 			for i, a := range argv {
 				shown[i] = db.Redact(a)
 			}
-			fmt.Fprintf(env.Stderr, "rerunning job %d: sledge %s\n", r.ID, strings.Join(shown, " "))
+			note := ""
+			if pwEnv != "" {
+				// As jobs show names it: the URL shown has no password.
+				note = "  # password from " + pwEnv
+			}
+			fmt.Fprintf(env.Stderr, "rerunning job %d: sledge %s%s\n", r.ID, strings.Join(shown, " "), note)
 			if code := Main(cmd.Context(), argv, *env); code != ExitOK {
+				if pwEnv != "" && env.Getenv(pwEnv) == "" && code != ExitInterrupted {
+					// The driver's "check the password in the URL" would
+					// point at a URL that shows none.
+					fmt.Fprintf(env.Stderr, "sledge: job %d's URL had a password, which the job store does not keep: set %s, or give the URL with --db\n", r.ID, pwEnv)
+				}
 				return runner.Silent{Code: code} // the command printed its error
 			}
 			return nil

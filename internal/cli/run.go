@@ -126,6 +126,12 @@ all are TPC-H-derived, never TPC-H results.`,
 				return runRun(cmd.Context(), env, o, w, url)
 			}
 			o.workerArgs = runner.WorkerArgs(cmd.Flags(), args)
+			// Bad input is refused before the job is recorded: a refused
+			// command is not a job. On a copy: the check resolves options.
+			dry := o.RunOptions
+			if _, err := runner.Run(cmd.Context(), runner.RunEnv{Stderr: io.Discard, Getenv: env.Getenv, DryRun: true}, &dry, w, url); err != nil {
+				return err
+			}
 			job, jenv, err := startJob(cmd, env, "run", w, url)
 			if err != nil {
 				return err
@@ -191,6 +197,7 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 				return nil
 			}
 			printSummary(env.Stdout, sum)
+			printJobLine(env.Stdout, sum.JobID)
 			return nil
 		},
 		Live: func(render func() (float64, string)) (func(string), func()) {

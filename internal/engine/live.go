@@ -29,6 +29,10 @@ type Live struct {
 	kinds      []liveKind   // per mix type
 	vus        int          // the plan's
 	iv         intervals    // Plan.Intervals: the sessions (cluster.go)
+	// The planned lengths of a timed run's ramp-up and measured interval
+	// (0: none, or not timed): the sampler ends the phase's last tick at
+	// the phase's change rather than just before it.
+	rampup, duration time.Duration
 }
 
 // liveKind is one transaction type's live counters. A completed
@@ -45,7 +49,24 @@ type liveKind struct {
 
 // NewLive makes the live counters for a plan; pass it to Run.
 func NewLive(p *Plan) *Live {
-	return &Live{kinds: make([]liveKind, len(p.Mix)), vus: p.VUs}
+	l := &Live{kinds: make([]liveKind, len(p.Mix)), vus: p.VUs}
+	if p.Iterations == 0 {
+		l.rampup, l.duration = p.Rampup, p.Duration
+	}
+	return l
+}
+
+// plannedEnd is when phase p, begun at start, is planned to end; false
+// when its length is not planned (connecting, the stop, an --iterations
+// run's measured interval).
+func (l *Live) plannedEnd(p Phase, start time.Time) (time.Time, bool) {
+	switch {
+	case p == PhaseRampup && l.rampup > 0:
+		return start.Add(l.rampup), true
+	case p == PhaseMeasure && l.duration > 0:
+		return start.Add(l.duration), true
+	}
+	return time.Time{}, false
 }
 
 // VUs is the number of virtual users of the plan the counters are for.

@@ -39,9 +39,15 @@ const phasePoll = 20 * time.Millisecond
 
 // Sample reads live every interval and calls fn, from its own goroutine,
 // with the counts since the previous reading: the once-a-second transaction
-// counter. A change of phase ends a tick early. stop reads a last interval
-// and waits for fn to return, so that the ticks add up to live's totals. It
-// only reads atomics and does not change the run.
+// counter. A change of phase ends a tick early, and the ticks of each
+// phase count its own intervals from its start. A tick due just before a
+// phase's planned end (a timed run's ramp-up and measured interval) waits
+// for the change instead, which comes a poll or a counter reading later:
+// ending it on time would leave a sliver of a tick at the change, a second
+// row for the same second. The moments before the first phase begins
+// (connecting, when short) are in no tick: nothing completes then. stop
+// reads a last interval and waits for fn to return, so that the ticks add
+// up to live's totals. It only reads atomics and does not change the run.
 func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
 	last, lastRb := make([]int64, live.Types()), make([]int64, live.Types())
 	lastLat := make([]time.Duration, live.Types())
@@ -66,6 +72,7 @@ func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
 		lastErr, lastMeasured, lastAt, lastPhase = e, m, now, phase
 		fn(t)
 	}
+	next := lastAt.Add(every) // the current phase's next tick
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -80,9 +87,23 @@ func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
 				read(time.Now(), phase)
 				return
 			case now := <-tk.C:
-				phase, _ := live.Phase()
-				if phase != lastPhase || now.Sub(lastAt) >= every-phasePoll/2 {
+				phase, since := live.Phase()
+				switch {
+				case phase != lastPhase && lastPhase == PhaseConnect && since.Sub(lastAt) < every/2:
+					// A short connect is no row of its own: the first
+					// phase's ticks start with it (its counts carry over).
+					lastAt, lastPhase = since, phase
+					next = since.Add(every)
+				case phase != lastPhase:
 					read(now, phase)
+					next = since.Add(every)
+				case now.Before(next.Add(-phasePoll / 2)):
+				case dueAtEnd(live, phase, since, next, now, every):
+					// The phase's change ends this tick.
+				default:
+					read(now, phase)
+					for next = next.Add(every); !next.After(now); next = next.Add(every) {
+					}
 				}
 			}
 		}
@@ -94,6 +115,15 @@ func Sample(live *Live, every time.Duration, fn func(Tick)) (stop func()) {
 			wg.Wait()
 		})
 	}
+}
+
+// dueAtEnd reports whether the tick due at next is the phase's last, to be
+// ended by the phase's change: the phase is planned to end less than a
+// quarter interval after it, and has not overrun that end by half an
+// interval (a slow counter reading, a busy machine).
+func dueAtEnd(live *Live, phase Phase, since, next, now time.Time, every time.Duration) bool {
+	end, ok := live.plannedEnd(phase, since)
+	return ok && end.Sub(next) < every/4 && now.Before(end.Add(every/2))
 }
 
 // tickPhase names the phase of a tick that began in phase from and ended in

@@ -91,3 +91,44 @@ func TestTickPhase(t *testing.T) {
 		}
 	}
 }
+
+// A timed run's ticks count each phase's intervals from its start, and the
+// tick due at a phase's planned end waits for the change, which comes a
+// moment later (the counter reading between ramp-up and measure): no
+// sliver of a tick repeats a phase's last interval. A short connect is no
+// tick of its own.
+func TestSampleNoSliverAtPhaseEdge(t *testing.T) {
+	// Long enough that a busy machine's late poll is no sliver.
+	const every = 500 * time.Millisecond
+	live := NewLive(&Plan{Mix: make([]workload.TxType, 1), Rampup: 3 * every, Duration: 3 * every})
+	start := time.Now()
+	live.setPhase(PhaseConnect, start)
+	var ticks []Tick
+	stop := Sample(live, every, func(tk Tick) { ticks = append(ticks, tk) })
+	time.Sleep(5 * time.Millisecond)
+	ramp := time.Now()
+	live.setPhase(PhaseRampup, ramp)
+	live.complete(0, time.Millisecond, false)
+	// The engine begins measuring after the ramp-up and a counter reading.
+	time.Sleep(time.Until(ramp.Add(3*every + 30*time.Millisecond)))
+	measure := time.Now()
+	live.setPhase(PhaseMeasure, measure)
+	time.Sleep(time.Until(measure.Add(3*every + 10*time.Millisecond)))
+	live.setPhase(PhaseStop, time.Now())
+	time.Sleep(2 * phasePoll)
+	stop()
+
+	per := map[Phase]int{}
+	for i, tk := range ticks {
+		per[tk.Phase]++
+		if tk.Phase == PhaseConnect {
+			t.Errorf("tick %d: a connect of 5ms has a tick of its own (%s)", i, tk.Span)
+		}
+		if tk.Phase != PhaseStop && tk.Span < every/4 {
+			t.Errorf("tick %d (%s) spans %s, under a quarter interval: a sliver at a phase's edge", i, tk.Phase, tk.Span)
+		}
+	}
+	if per[PhaseRampup] != 3 || per[PhaseMeasure] != 3 {
+		t.Errorf("%d ramp-up and %d measure ticks, want 3 and 3 (one per interval): %+v", per[PhaseRampup], per[PhaseMeasure], ticks)
+	}
+}

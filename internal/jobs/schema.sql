@@ -6,7 +6,7 @@
 
 -- One build, run or check.
 CREATE TABLE IF NOT EXISTS jobs (
-    id             INTEGER PRIMARY KEY AUTOINCREMENT, -- increasing, never reused
+    id             INTEGER PRIMARY KEY AUTOINCREMENT, -- increasing, never reused (a refused command's is given back: Store.Discard)
     kind           TEXT    NOT NULL,                  -- build, run, check
     workload       TEXT    NOT NULL,
     database       TEXT    NOT NULL,                  -- URL, password redacted

@@ -573,8 +573,17 @@ func (s *Store) each(ctx context.Context, q string, id int64, fn func(scan func(
 	return rows.Err()
 }
 
-// Delete removes job id and everything recorded with it.
-func (s *Store) Delete(ctx context.Context, id int64) error {
+// Delete removes job id and everything recorded with it. Its id is not
+// given out again.
+func (s *Store) Delete(ctx context.Context, id int64) error { return s.remove(ctx, id, false) }
+
+// Discard removes job id, a command refused as bad input (exit 2), which
+// is not a job: when no later job took an id, its id is given back
+// (AUTOINCREMENT's counter, sqlite_sequence, steps back), so refused
+// commands use up no ids.
+func (s *Store) Discard(ctx context.Context, id int64) error { return s.remove(ctx, id, true) }
+
+func (s *Store) remove(ctx context.Context, id int64, giveBack bool) error {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		// Explicit deletes: they do not depend on foreign keys being on.
@@ -587,7 +596,12 @@ func (s *Store) Delete(ctx context.Context, id int64) error {
 		if err != nil {
 			return err
 		}
-		n, err = res.RowsAffected()
+		if n, err = res.RowsAffected(); err != nil || n == 0 || !giveBack {
+			return err
+		}
+		// Only while it is the last id given out: the same transaction
+		// holds the write lock, so no other process takes one meanwhile.
+		_, err = tx.ExecContext(ctx, `UPDATE sqlite_sequence SET seq = ?1 - 1 WHERE name = 'jobs' AND seq = ?1`, id)
 		return err
 	})
 	if err != nil {

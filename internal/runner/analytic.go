@@ -59,11 +59,11 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 	if err != nil {
 		return fmt.Errorf("database info: %w", err)
 	}
-	sessions := 1
-	if st, ok := a.(interface{ Sessions() int }); ok {
-		sessions = st.Sessions()
+	streams := 1
+	if st, ok := a.(interface{ QueryStreams() int }); ok {
+		streams = st.QueryStreams()
 	}
-	env.Job.SetAnalytic(info, sessions, o.Seed)
+	env.Job.SetAnalytic(info, streams, o.Seed)
 	sd := s.DB.(db.SQLDB) // OpenSession checked it
 	ctl, _ := s.Ctl.(workload.SQLConn)
 	aenv := workload.AnalyticEnv{

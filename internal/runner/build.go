@@ -24,7 +24,11 @@ type BuildResult struct {
 	TotalS    float64 `json:"total_s"`
 	RowsPerS  float64 `json:"rows_per_s"`
 	Completed bool    `json:"completed"`
+	JobID     int64   `json:"job_id,omitempty"` // the job that records the build; absent with --no-job
 }
+
+// SetJobID records the job that keeps the build (JobRun.SetSummary).
+func (r *BuildResult) SetJobID(id int64) { r.JobID = id }
 
 // BuildEnv is what a build works with: where it writes, the job that
 // records it, and the command line's progress display.

@@ -39,10 +39,14 @@ type CheckJSON struct {
 type CheckResult struct {
 	Checks   []CheckJSON `json:"checks"`
 	Database string      `json:"database"`
+	JobID    int64       `json:"job_id,omitempty"` // the job that records the check; absent with --no-job
 	OK       bool        `json:"ok"`
 	Passed   bool        `json:"passed"` // the same as ok: the older key
 	Workload string      `json:"workload"`
 }
+
+// SetJobID records the job that keeps the check (JobRun.SetSummary).
+func (r *CheckResult) SetJobID(id int64) { r.JobID = id }
 
 // Check runs w's consistency conditions on the database at url, records
 // them in env.Job and returns the result --json prints (issue 2's keys)

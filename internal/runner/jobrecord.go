@@ -182,10 +182,11 @@ func (r *JobRun) SetDB(ctx context.Context, s *Session, vus int) {
 	if info, err := s.DB.Info(ctx); err == nil {
 		r.job.DB = DBInfo(info)
 	}
-	if r.job.Kind == "check" {
-		r.job.Mode = s.Mode.String()
+	// A check has no mode or virtual users of its own: how it reads the
+	// database is not a figure to list (jobs list shows "-").
+	if r.job.Kind != "check" {
+		r.job.VUs = vus
 	}
-	r.job.VUs = vus
 	r.update()
 }
 
@@ -214,13 +215,14 @@ func (r *JobRun) SetRun(info db.Info, mode workload.Mode, vus int, seed uint64, 
 }
 
 // SetAnalytic records what an analytic run (tpch) resolved: the database
-// and the seed. It has no mode and no mix; sessions are its streams'.
-func (r *JobRun) SetAnalytic(info db.Info, sessions int, seed uint64) {
+// and the seed. It has no mode and no mix; in place of virtual users it
+// keeps its query streams (jobs list and diff show "2 streams").
+func (r *JobRun) SetAnalytic(info db.Info, streams int, seed uint64) {
 	if r == nil {
 		return
 	}
 	r.job.DB = DBInfo(info)
-	r.job.Mode, r.job.VUs = "", sessions
+	r.job.Mode, r.job.VUs = "", streams
 	r.specSeed(seed)
 	r.job.Spec = r.specJSON()
 	r.update()
@@ -314,10 +316,15 @@ func (r *JobRun) RunDone(res *engine.Result, mix []workload.TxType) {
 	}
 }
 
-// SetSummary keeps the command's result: the object --json prints.
+// SetSummary keeps the command's result: the object --json prints. A
+// result that can name its job (SetJobID) is given the job's id first, so
+// that --json and the text say which job keeps it.
 func (r *JobRun) SetSummary(v any) {
 	if r == nil {
 		return
+	}
+	if j, ok := v.(interface{ SetJobID(int64) }); ok {
+		j.SetJobID(r.job.ID)
 	}
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -343,7 +350,7 @@ func (r *JobRun) End(ctx context.Context, err error) error {
 	if code == ExitUsage && !r.queuedID {
 		// Refused input is not a job, and leaves nothing behind: a store
 		// this command created for it goes again.
-		if derr := r.store.Delete(bg, r.job.ID); derr != nil {
+		if derr := r.store.Discard(bg, r.job.ID); derr != nil {
 			r.warn(derr)
 		}
 		if r.created {

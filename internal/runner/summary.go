@@ -199,7 +199,13 @@ type RunSummary struct {
 
 	// Workers: a scale-out run's workers (docs/workers.md); absent otherwise.
 	Workers []WorkerJSON `json:"workers,omitempty"`
+
+	// JobID is the job that records the run; absent with --no-job.
+	JobID int64 `json:"job_id,omitempty"`
 }
+
+// SetJobID records the job that keeps the run (JobRun.SetSummary).
+func (s *RunSummary) SetJobID(id int64) { s.JobID = id }
 
 // msMicro is d in milliseconds, to the microsecond.
 func msMicro(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -411,9 +417,27 @@ func msOf(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
 // MarshalJSON adds "transactions": for TPC-C the object of types by key
 // (issue 2's contract), for every other workload pgbench's number of
 // transactions actually processed (issue 5's contract).
+//
+// A run interrupted before its measured interval measured nothing: its
+// nopm (TPC-C) and tpm are null, not 0, as jobs list shows "-".
 func (s *RunSummary) MarshalJSON() ([]byte, error) {
 	type plain RunSummary
-	b, err := json.Marshal((*plain)(s))
+	var v any = (*plain)(s)
+	// The outer fields win over the embedded ones of the same name.
+	switch {
+	case s.MeasuredS == 0 && s.MeterName != "":
+		v = struct {
+			*plain
+			NOPM *float64 `json:"nopm"`
+			TPM  *float64 `json:"tpm"`
+		}{plain: (*plain)(s)}
+	case s.MeasuredS == 0:
+		v = struct {
+			*plain
+			TPM *float64 `json:"tpm"`
+		}{plain: (*plain)(s)}
+	}
+	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}

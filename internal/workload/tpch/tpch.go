@@ -351,6 +351,15 @@ func (w *Workload) Sessions() int {
 	return w.Streams() + 1
 }
 
+// QueryStreams is the run's query streams, as the job store lists them:
+// the power test's one alone, else the throughput test's.
+func (w *Workload) QueryStreams() int {
+	if w.cfg.Test == "power" {
+		return 1
+	}
+	return w.Streams()
+}
+
 // Describe writes the run's header line.
 func (w *Workload) Describe(out io.Writer) {
 	tests := map[string]string{"power": "the power test", "throughput": "the throughput test", "both": "the power test, then the throughput test"}[w.cfg.Test]
