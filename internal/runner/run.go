@@ -138,56 +138,11 @@ type resolved struct {
 // The shares of a scale-out run need the schema's scale and are checked
 // once it is read (checkShares).
 func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, error) {
-	var mode workload.Mode
-	if o.Mode != "" {
-		m, err := workload.ParseMode(o.Mode)
-		if err != nil {
-			return nil, Usagef("%v", err)
-		}
-		mode = m
+	mode, proto, err := resolveProtocol(env, o, w)
+	if err != nil {
+		return nil, err
 	}
 	sw, isScript := w.(ScriptWorkload)
-	var proto workload.Protocol
-	if o.Protocol != "" {
-		p, ok := workload.ParseProtocol(o.Protocol)
-		if !ok {
-			return nil, Usagef("--protocol %q: use simple, extended or prepared", o.Protocol)
-		}
-		proto = p
-		if !isScript {
-			// pgbench's -M on a workload of named statements: the mode
-			// that travels the same way.
-			var m workload.Mode
-			switch p {
-			case workload.ProtoSimple:
-				m = workload.ModeClient
-			case workload.ProtoPrepared:
-				m = workload.ModePrepared
-			default:
-				return nil, Usagef("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
-			}
-			if mode != 0 && mode != m {
-				return nil, Usagef("--protocol %s and --mode %s disagree: give one of them", p, mode)
-			}
-			mode = m
-			o.Protocol = "" // reported as the mode
-		}
-	}
-	if isScript {
-		if o.Mode != "" {
-			return nil, Usagef("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
-		}
-		if proto == 0 {
-			proto = workload.ProtoSimple // pgbench's default
-		}
-		if err := sw.CheckProtocol(proto); err != nil {
-			return nil, Usagef("%v", err)
-		}
-		sw.SetProtocol(proto)
-		o.Protocol = proto.String()
-		sw.SetPerCommand(o.PerCommand)
-		sw.SetStderr(env.Stderr)
-	}
 	if err := o.pgbenchOptions(w); err != nil {
 		return nil, err
 	}
@@ -244,6 +199,61 @@ func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, erro
 		o.Metrics, o.JSON, thresholds = "", true, nil
 	}
 	return &resolved{o: o, w: w, script: sw, mode: mode, proto: proto, plan: plan, thresholds: thresholds, role: role}, nil
+}
+
+// resolveProtocol resolves --mode and --protocol (pgbench's -M) against
+// w: the mode of a workload of named statements (0: the database's
+// default), the protocol of scripts (-f), which it hands the script.
+func resolveProtocol(env RunEnv, o *RunOptions, w workload.Workload) (mode workload.Mode, proto workload.Protocol, err error) {
+	if o.Mode != "" {
+		m, err := workload.ParseMode(o.Mode)
+		if err != nil {
+			return 0, 0, Usagef("%v", err)
+		}
+		mode = m
+	}
+	sw, isScript := w.(ScriptWorkload)
+	if o.Protocol != "" {
+		p, ok := workload.ParseProtocol(o.Protocol)
+		if !ok {
+			return 0, 0, Usagef("--protocol %q: use simple, extended or prepared", o.Protocol)
+		}
+		proto = p
+		if !isScript {
+			// pgbench's -M on a workload of named statements: the mode
+			// that travels the same way.
+			var m workload.Mode
+			switch p {
+			case workload.ProtoSimple:
+				m = workload.ModeClient
+			case workload.ProtoPrepared:
+				m = workload.ModePrepared
+			default:
+				return 0, 0, Usagef("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
+			}
+			if mode != 0 && mode != m {
+				return 0, 0, Usagef("--protocol %s and --mode %s disagree: give one of them", p, mode)
+			}
+			mode = m
+			o.Protocol = "" // reported as the mode
+		}
+	}
+	if isScript {
+		if o.Mode != "" {
+			return 0, 0, Usagef("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
+		}
+		if proto == 0 {
+			proto = workload.ProtoSimple // pgbench's default
+		}
+		if err := sw.CheckProtocol(proto); err != nil {
+			return 0, 0, Usagef("%v", err)
+		}
+		sw.SetProtocol(proto)
+		o.Protocol = proto.String()
+		sw.SetPerCommand(o.PerCommand)
+		sw.SetStderr(env.Stderr)
+	}
+	return mode, proto, nil
 }
 
 // opened is what a run opens before it executes: the metrics server, the
