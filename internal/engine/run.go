@@ -387,49 +387,121 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	if live == nil {
 		live = NewLive(p)
 	}
-	stopTimeout := p.StopWithin()
-	background := context.WithoutCancel(ctx)
 	runsActive.Add(1)
 	runsStarted.Add(1)
 	defer runsActive.Add(-1)
-	res := &Result{Start: time.Now()}
+	x := &execution{p: p, live: live, stopTimeout: p.StopWithin(), background: context.WithoutCancel(ctx),
+		timed: p.Iterations == 0, res: &Result{Start: time.Now()}}
+	res := x.res
 	live.setPhase(PhaseConnect, res.Start)
-
-	threadOK := false
-	if p.Cost && p.ThreadCost {
-		_, threadOK = metrics.ThreadUsage()
-	}
-	sessions := make([]*session, p.sessions())
-	for i := range sessions {
-		sessions[i] = newSession(i, p, live, threadOK)
-	}
-	closeAll := func() {
-		// Closing is bounded too: a hung server must not hold the exit.
-		closeWithin(background, sessions, stopTimeout)
-	}
-	if failed, err := openSessions(ctx, sessions); err != nil {
-		closeAll()
+	if err := x.connect(ctx); err != nil {
 		if ctx.Err() != nil {
 			res.Interrupted = true
 			res.End = time.Now()
 			return res, nil
 		}
-		if p.pooled() {
-			return nil, fmt.Errorf("open connection %d: %w", failed+1, err)
-		}
-		return nil, fmt.Errorf("connect virtual user %d: %w", failed+1, err)
+		return nil, err
 	}
-	res.Connected = time.Now()
-	r := &runner{plan: p, live: live, sessions: sessions, thread: threadOK}
-	terms := make([]*terminal, p.VUs)
-	for i := range terms {
+	x.prepare()
+	// stopVUs ends the VUs' loops; transactions in flight run on txCtx,
+	// which is cancelled only when the stop timeout runs out.
+	loopCtx, stopVUs := context.WithCancel(ctx)
+	defer stopVUs()
+	txCtx, cancelTx := context.WithCancel(x.background)
+	defer cancelTx()
+	x.stopVUs, x.cancelTx = stopVUs, cancelTx
+	for _, s := range x.sessions {
+		s.parentTx = txCtx
+		s.newTxCtx(txCtx)
+	}
+	if p.Intervals {
+		live.attach(x.sessions)
+	}
+	if interrupted, err := p.ready(ctx); err != nil || interrupted {
+		x.closeAll()
+		res.Interrupted, res.End = interrupted, time.Now()
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	if err := x.startVUs(loopCtx); err != nil {
+		x.closeAll()
+		return nil, err
+	}
+	if err := x.wait(ctx); err != nil {
+		return nil, err
+	}
+	probeErr := x.stop(ctx)
+	x.collect()
+	if probeErr != nil {
+		return res, probeErr
+	}
+	return res, nil
+}
+
+// execution is one run of a plan: what its phases (connect, prepare,
+// startVUs, wait, stop, collect) share.
+type execution struct {
+	p           *Plan
+	live        *Live
+	res         *Result
+	stopTimeout time.Duration
+	background  context.Context // not cancelled by the caller: the edges' readings, closing
+	timed       bool            // not Plan.Iterations
+
+	threadOK bool // the thread's usage is read around each transaction
+	sessions []*session
+	terms    []*terminal
+	r        *runner
+	stopVUs  context.CancelFunc // ends the VUs' loops
+	cancelTx context.CancelFunc // cancels the transactions in flight
+	allDone  chan struct{}      // closed once every VU has returned
+	measured bool               // the run reached its measured interval
+}
+
+// connect opens every session; on a failure it closes the ones opened.
+func (x *execution) connect(ctx context.Context) error {
+	p := x.p
+	if p.Cost && p.ThreadCost {
+		_, x.threadOK = metrics.ThreadUsage()
+	}
+	x.sessions = make([]*session, p.sessions())
+	for i := range x.sessions {
+		x.sessions[i] = newSession(i, p, x.live, x.threadOK)
+	}
+	if failed, err := openSessions(ctx, x.sessions); err != nil {
+		x.closeAll()
+		if p.pooled() {
+			return fmt.Errorf("open connection %d: %w", failed+1, err)
+		}
+		return fmt.Errorf("connect virtual user %d: %w", failed+1, err)
+	}
+	x.res.Connected = time.Now()
+	return nil
+}
+
+// closeAll closes every session. Closing is bounded too: a hung server
+// must not hold the exit.
+func (x *execution) closeAll() {
+	closeWithin(x.background, x.sessions, x.stopTimeout)
+}
+
+// prepare makes the VUs' terminals and, with Plan.Connections, the pool
+// of sessions they share.
+func (x *execution) prepare() {
+	p, sessions, res := x.p, x.sessions, x.res
+	x.r = &runner{plan: p, live: x.live, sessions: sessions, thread: x.threadOK}
+	x.terms = make([]*terminal, p.VUs)
+	for i := range x.terms {
 		t := &terminal{id: i, term: p.Terminal(i), rng: rand.New(rand.NewPCG(p.Seed, uint64(p.vuID(i))+0x5eed))}
 		if !p.pooled() {
 			t.own = sessions[i]
 		}
-		terms[i] = t
+		x.terms[i] = t
 	}
 	if p.pooled() {
+		r := x.r
 		r.pool = make(chan *session, len(sessions))
 		for _, s := range sessions {
 			r.pool <- s
@@ -437,67 +509,56 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		r.left.Store(int64(len(sessions)))
 		r.gone = make(chan struct{})
 	}
-	res.ThreadUsage = threadOK
+	res.ThreadUsage = x.threadOK
 	res.Wired = p.Cost
 	for _, s := range sessions {
 		res.Wired = res.Wired && s.wired
 	}
+}
 
-	// stop ends the VUs' loops; transactions in flight run on txCtx, which
-	// is cancelled only when the stop timeout runs out.
-	loopCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	txCtx, cancelTx := context.WithCancel(background)
-	defer cancelTx()
-	for _, s := range sessions {
-		s.parentTx = txCtx
-		s.newTxCtx(txCtx)
-	}
-
-	if p.Intervals {
-		live.attach(sessions)
-	}
-	if interrupted, err := p.ready(ctx); err != nil || interrupted {
-		closeAll()
-		res.Interrupted, res.End = interrupted, time.Now()
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
-	}
+// startVUs starts the ramp-up, or the measured interval when there is
+// none, and every VU's loop on loopCtx.
+func (x *execution) startVUs(loopCtx context.Context) error {
+	p := x.p
 	var wg sync.WaitGroup
 	start := time.Now()
-	timed := p.Iterations == 0
-	if timed && p.Rampup > 0 {
-		live.setPhase(PhaseRampup, start)
+	if x.timed && p.Rampup > 0 {
+		x.live.setPhase(PhaseRampup, start)
 	} else {
-		if err := beginMeasure(background, p, live, res, sessions, stopTimeout); err != nil {
-			closeAll()
-			return nil, err
+		if err := beginMeasure(x.background, p, x.live, x.res, x.sessions, x.stopTimeout); err != nil {
+			return err
 		}
 	}
-	for _, t := range terms {
+	for _, t := range x.terms {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			t.loop(loopCtx, r)
+			t.loop(loopCtx, x.r)
 		}()
 	}
 	allDone := make(chan struct{})
+	x.allDone = allDone
 	go func() { wg.Wait(); close(allDone) }()
 	if p.TxTimeout > 0 {
-		go watchdog(sessions, p.TxTimeout, allDone)
+		go watchdog(x.sessions, p.TxTimeout, allDone)
 	}
+	return nil
+}
 
-	if timed {
+// wait waits out the ramp-up (then begins the measured interval) and the
+// measured interval, or in an iterations run every VU's last transaction;
+// each ends early when ctx is cancelled or every VU has returned.
+func (x *execution) wait(ctx context.Context) error {
+	p, live, allDone := x.p, x.live, x.allDone
+	if x.timed {
 		if p.Rampup > 0 {
 			select {
 			case <-time.After(p.Rampup):
-				if err := beginMeasure(background, p, live, res, sessions, stopTimeout); err != nil {
-					stop()
-					waitVUs(allDone, sessions, cancelTx, time.Now().Add(stopTimeout))
-					closeAll()
-					return nil, err
+				if err := beginMeasure(x.background, p, live, x.res, x.sessions, x.stopTimeout); err != nil {
+					x.stopVUs()
+					waitVUs(allDone, x.sessions, x.cancelTx, time.Now().Add(x.stopTimeout))
+					x.closeAll()
+					return err
 				}
 			case <-ctx.Done():
 			case <-allDone:
@@ -516,15 +577,25 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		case <-ctx.Done():
 		}
 	}
+	return nil
+}
+
+// stop ends the run: the VUs start nothing more, the transactions in
+// flight end the measured interval, whose counters are read, and the
+// sessions close, all within the stop timeout. The error: the end's
+// counters could not be read.
+func (x *execution) stop(ctx context.Context) error {
+	p, live, res, sessions, background := x.p, x.live, x.res, x.sessions, x.background
 	res.Interrupted = ctx.Err() != nil
 	measured := live.phaseIs(PhaseMeasure)
+	x.measured = measured
 	end := time.Now()
-	stop()
+	x.stopVUs()
 	// One deadline for the whole stop phase: the transactions in flight,
 	// the last counter reading and closing the sessions all fit in it (the
 	// reading and the closing get at least a moment each), so a server
 	// that stopped answering holds the run for about --stop-timeout.
-	stopDeadline := end.Add(stopTimeout)
+	stopDeadline := end.Add(x.stopTimeout)
 	var last *edge
 	if measured {
 		// The transactions in flight end inside the measured interval and
@@ -539,7 +610,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
 		res.SharedProcess = res.SharedProcess || runsActive.Load() > 1 || runsStarted.Load() != res.procEpoch
 	}
-	stuck, finished := waitVUs(allDone, sessions, cancelTx, stopDeadline)
+	stuck, finished := waitVUs(x.allDone, sessions, x.cancelTx, stopDeadline)
 	res.Stuck = stuck
 	var probeErr error
 	if measured {
@@ -552,7 +623,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			// A server that cannot be told to publish does so when a
 			// session ends: in iterations mode nothing is left to run,
 			// so the sessions close before the end is read.
-			if last.unpublished > 0 && !timed && finished {
+			if last.unpublished > 0 && !x.timed && finished {
 				closeWithin(background, sessions, remaining(stopDeadline))
 			}
 		}
@@ -561,12 +632,18 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	}
 	closeWithin(background, sessions, remaining(stopDeadline))
 	res.End = time.Now()
+	return probeErr
+}
 
+// collect gathers what the sessions and the VUs recorded into the result:
+// the statistics, errors, waits and failures, and the seconds of outage.
+func (x *execution) collect() {
+	p, res := x.p, x.res
 	res.Stats = metrics.NewSet(len(p.Mix))
 	errs := map[string]int64{}
 	var ok, answered []uint32
 	stmts := map[string]*StmtStat{}
-	for _, s := range sessions {
+	for _, s := range x.sessions {
 		// A session still inside a transaction is abandoned: what was
 		// recorded on it until now counts, and nothing more is (statsMu).
 		s.statsMu.Lock()
@@ -588,16 +665,16 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			s.timed.mergeInto(stmts)
 		}
 	}
-	for _, t := range terms {
+	for _, t := range x.terms {
 		if t.stopped {
 			res.Stopped = append(res.Stopped, t.id+1)
 		}
 		res.Skipped += t.skipped
 	}
-	res.Reconnects = live.Reconnects()
+	res.Reconnects = x.live.Reconnects()
 	res.Errors = SortErrors(errs)
 	res.Statements = sortStmts(stmts)
-	if measured {
+	if x.measured {
 		// Whole seconds only: the last fraction of a second is too short
 		// to call an outage when nothing happened to finish in it.
 		// A second in which the server answered, if only with errors, is
@@ -610,10 +687,6 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 			}
 		}
 	}
-	if probeErr != nil {
-		return res, probeErr
-	}
-	return res, nil
 }
 
 // connectors bounds the sessions being opened at once: enough to open

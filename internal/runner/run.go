@@ -80,69 +80,78 @@ func Run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	return sum, err
 }
 
+// run is a run's story: resolve and check every option (opening
+// nothing), open the database and the job record, execute the plan,
+// summarize the result and judge it.
 func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, url string, out **RunSummary) error {
 	if a, ok := w.(workload.Analytic); ok {
 		return runAnalytic(ctx, env, o, a, url)
 	}
-	var mode workload.Mode
-	if o.Mode != "" {
-		m, err := workload.ParseMode(o.Mode)
-		if err != nil {
-			return Usagef("%v", err)
+	rs, err := resolveRun(env, o, w)
+	if err != nil {
+		return err
+	}
+	if rs.role == roleWorker {
+		// A worker shows nothing and records nothing: the coordinator does.
+		env.Header, env.Display, env.Result, env.Metrics, env.Job = nil, nil, nil, nil, nil
+	}
+	if env.DryRun {
+		return nil
+	}
+	op := &opened{}
+	defer op.close(ctx)
+	if err := op.open(ctx, env, rs, url); err != nil {
+		return err
+	}
+	res, workers, runErr := executeRun(ctx, env, rs, op, url)
+	if res == nil {
+		return runErr
+	}
+	sum := summarize(rs, op, res, workers)
+	*out = sum
+	env.Job.SetSummary(sum)
+	if env.Result != nil {
+		if err := env.Result(sum); err != nil {
+			return err
 		}
-		mode = m
+	}
+	return verdict(env.Stderr, rs.o, res, sum, runErr)
+}
+
+// resolved is a run whose options are resolved and checked: everything
+// the steps after resolveRun need.
+type resolved struct {
+	o          *RunOptions
+	w          workload.Workload
+	script     ScriptWorkload // the workload of scripts (-f); nil: named statements
+	mode       workload.Mode  // 0: the database's default
+	proto      workload.Protocol
+	plan       *engine.Plan
+	thresholds []Threshold // parsed against the workload
+	role       role
+}
+
+// resolveRun resolves o against w and checks every option (pgbench's
+// controls, the mode and protocol, reconnect, thresholds, the log
+// options, the scale-out role, the plan): a validated run, or a usage
+// error (exit 2). It opens nothing: no database, no job record, no file.
+// The shares of a scale-out run need the schema's scale and are checked
+// once it is read (checkShares).
+func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, error) {
+	mode, proto, err := resolveProtocol(env, o, w)
+	if err != nil {
+		return nil, err
 	}
 	sw, isScript := w.(ScriptWorkload)
-	var proto workload.Protocol
-	if o.Protocol != "" {
-		p, ok := workload.ParseProtocol(o.Protocol)
-		if !ok {
-			return Usagef("--protocol %q: use simple, extended or prepared", o.Protocol)
-		}
-		proto = p
-		if !isScript {
-			// pgbench's -M on a workload of named statements: the mode
-			// that travels the same way.
-			var m workload.Mode
-			switch p {
-			case workload.ProtoSimple:
-				m = workload.ModeClient
-			case workload.ProtoPrepared:
-				m = workload.ModePrepared
-			default:
-				return Usagef("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
-			}
-			if mode != 0 && mode != m {
-				return Usagef("--protocol %s and --mode %s disagree: give one of them", p, mode)
-			}
-			mode = m
-			o.Protocol = "" // reported as the mode
-		}
-	}
-	if isScript {
-		if o.Mode != "" {
-			return Usagef("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
-		}
-		if proto == 0 {
-			proto = workload.ProtoSimple // pgbench's default
-		}
-		if err := sw.CheckProtocol(proto); err != nil {
-			return Usagef("%v", err)
-		}
-		sw.SetProtocol(proto)
-		o.Protocol = proto.String()
-		sw.SetPerCommand(o.PerCommand)
-		sw.SetStderr(env.Stderr)
-	}
 	if err := o.pgbenchOptions(w); err != nil {
-		return err
+		return nil, err
 	}
 	if !o.SeedSet {
 		o.Seed = rand.Uint64() >> 12 // short enough to type back in
 	}
 	reconnect, err := parseReconnect(o.Reconnect)
 	if err != nil {
-		return Usagef("%v", err)
+		return nil, Usagef("%v", err)
 	}
 	plan := &engine.Plan{
 		VUs: o.VUs, Connections: o.Connections, Rampup: o.Rampup, Duration: o.Duration, Iterations: o.Iterations,
@@ -156,110 +165,188 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		plan.OnError = verboseErrors(env.Stderr, plan.Mix, plan.MaxRetries, plan.LatencyLimit)
 	}
 	if o.StopTimeout == 0 {
-		return Usagef("--stop-timeout must be positive: nothing in sledge waits forever")
+		return nil, Usagef("--stop-timeout must be positive: nothing in sledge waits forever")
 	}
 	if mode != 0 {
 		if err := workload.CheckMode(w, mode); err != nil {
-			return Usagef("%v", err)
+			return nil, Usagef("%v", err)
 		}
 	}
 	var thresholds []Threshold // parsed against the workload
 	for _, a := range o.Thresholds {
 		t, err := ParseThreshold(a, w)
 		if err != nil {
-			return Usagef("%v", err)
+			return nil, Usagef("%v", err)
 		}
 		thresholds = append(thresholds, t)
 	}
 	if err := plan.Validate(); err != nil {
-		return Usagef("%v", err)
+		return nil, Usagef("%v", err)
 	}
 	if o.Progress < 0 {
-		return Usagef("--progress must not be negative")
+		return nil, Usagef("--progress must not be negative")
 	}
 	if o.MetricsLinger != 0 && o.Metrics == "" {
-		return Usagef("--metrics-linger applies to --metrics")
+		return nil, Usagef("--metrics-linger applies to --metrics")
 	}
 	role, err := o.checkCluster(env.Getenv)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if role == roleWorker {
-		// A worker shows nothing and records nothing: the coordinator does.
-		env.Header, env.Display, env.Result, env.Metrics, env.Job = nil, nil, nil, nil, nil
+		// A worker shows nothing and records nothing (run drops env's
+		// hooks): the coordinator does.
 		o.Metrics, o.JSON, thresholds = "", true, nil
 	}
-	if env.DryRun {
-		return nil
-	}
-	var txl *txlog.Log // -l: opened once the database answers, as pgbench
-	// Closed when the run ends, however it ends (Ctrl-C included): the
-	// file is complete once run returns.
-	var logErr error
-	closeLog := func() {
-		if txl != nil {
-			logErr = txl.Close()
-			txl = nil
-		}
-	}
-	defer closeLog()
-	var ms MetricsServer // --metrics: listening before anything runs
-	if o.Metrics != "" && env.Metrics != nil {
-		if ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
-			return err
-		}
-		defer ms.Stop(ctx) // last: after the summary is out
-	}
-	var s *Session
-	if isScript {
-		s, err = OpenScriptSession(ctx, url, proto, sw.NeedsPipelines())
-	} else {
-		s, err = OpenSession(ctx, url, w.Name(), mode, !o.Explicit)
-	}
-	if err != nil {
-		return err
-	}
-	defer s.Close(context.WithoutCancel(ctx))
-	mode = s.Mode
+	return &resolved{o: o, w: w, script: sw, mode: mode, proto: proto, plan: plan, thresholds: thresholds, role: role}, nil
+}
 
-	if noSchema, err := s.Attach(ctx, w); err != nil {
-		if !noSchema {
-			return fmt.Errorf("read schema: %w", err)
-		}
-		if isScript {
-			how, note := Suggest("sledge build tpcb", s.Raw, o.Explicit)
-			return fmt.Errorf("%v: run `%s` first%s", err, how, note)
-		}
-		if o.Explicit {
-			return s.MissingSchemaErr(ctx, w, true)
-		}
-		// The embedded default builds what it needs, and says so.
-		fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.URL)
-		meta, _ := workload.Lookup(w.Name())
-		fresh, err := meta.Flags("build", pflag.NewFlagSet("", pflag.ContinueOnError))(1)
+// resolveProtocol resolves --mode and --protocol (pgbench's -M) against
+// w: the mode of a workload of named statements (0: the database's
+// default), the protocol of scripts (-f), which it hands the script.
+func resolveProtocol(env RunEnv, o *RunOptions, w workload.Workload) (mode workload.Mode, proto workload.Protocol, err error) {
+	if o.Mode != "" {
+		m, err := workload.ParseMode(o.Mode)
 		if err != nil {
-			return err
+			return 0, 0, Usagef("%v", err)
 		}
-		if err := env.Build(ctx, s, fresh); err != nil {
-			return err
+		mode = m
+	}
+	sw, isScript := w.(ScriptWorkload)
+	if o.Protocol != "" {
+		p, ok := workload.ParseProtocol(o.Protocol)
+		if !ok {
+			return 0, 0, Usagef("--protocol %q: use simple, extended or prepared", o.Protocol)
 		}
-		if err := w.Attach(ctx, s.Ctl); err != nil {
-			return fmt.Errorf("read schema: %w", err)
+		proto = p
+		if !isScript {
+			// pgbench's -M on a workload of named statements: the mode
+			// that travels the same way.
+			var m workload.Mode
+			switch p {
+			case workload.ProtoSimple:
+				m = workload.ModeClient
+			case workload.ProtoPrepared:
+				m = workload.ModePrepared
+			default:
+				return 0, 0, Usagef("--protocol extended applies to scripts (-f); %s takes --mode (%s)", w.Name(), workload.ModeList())
+			}
+			if mode != 0 && mode != m {
+				return 0, 0, Usagef("--protocol %s and --mode %s disagree: give one of them", p, mode)
+			}
+			mode = m
+			o.Protocol = "" // reported as the mode
 		}
 	}
-	if err := checkShares(o, role, w); err != nil { // needs the schema's scale
+	if isScript {
+		if o.Mode != "" {
+			return 0, 0, Usagef("--mode applies to workloads with named statements; scripts (-f) take --protocol simple, extended or prepared")
+		}
+		if proto == 0 {
+			proto = workload.ProtoSimple // pgbench's default
+		}
+		if err := sw.CheckProtocol(proto); err != nil {
+			return 0, 0, Usagef("%v", err)
+		}
+		sw.SetProtocol(proto)
+		o.Protocol = proto.String()
+		sw.SetPerCommand(o.PerCommand)
+		sw.SetStderr(env.Stderr)
+	}
+	return mode, proto, nil
+}
+
+// opened is what a run opens before it executes: the metrics server, the
+// database session, the transaction log and the server's side of the
+// cost, closed in the reverse order by close, however the run ends.
+type opened struct {
+	ms     MetricsServer // --metrics: listening before anything runs
+	s      *Session
+	info   db.Info
+	txl    *txlog.Log  // -l: opened once the database answers, as pgbench
+	logErr error       // closing txl
+	sc     *ServerCost // the server's side of the cost (servercost.go), set by executeRun
+}
+
+// open opens what rs needs: the metrics server, the database session
+// (building the embedded default's schema when it has none), the
+// transaction log; it records the run in the job and gives the plan its
+// sessions' factory and the counters' probe.
+func (op *opened) open(ctx context.Context, env RunEnv, rs *resolved, url string) error {
+	o, w, plan := rs.o, rs.w, rs.plan
+	isScript := rs.script != nil
+	var err error
+	if o.Metrics != "" && env.Metrics != nil {
+		if op.ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
+			return err
+		}
+	}
+	if isScript {
+		op.s, err = OpenScriptSession(ctx, url, rs.proto, rs.script.NeedsPipelines())
+	} else {
+		op.s, err = OpenSession(ctx, url, w.Name(), rs.mode, !o.Explicit)
+	}
+	if err != nil {
 		return err
 	}
-	info, err := s.DB.Info(ctx)
-	if err != nil {
+	s := op.s
+	rs.mode = s.Mode
+	if err := attachOrBuild(ctx, env, rs, s); err != nil {
+		return err
+	}
+	if err := checkShares(o, rs.role, w); err != nil { // needs the schema's scale
+		return err
+	}
+	if op.info, err = s.DB.Info(ctx); err != nil {
 		return fmt.Errorf("database info: %w", err)
 	}
-	if txl, err = openTxLog(o, plan); err != nil {
+	if op.txl, err = openTxLog(o, plan); err != nil {
 		return err
 	}
-	env.Job.SetRun(info, mode, o.VUs, o.Seed, w.Mix())
+	env.Job.SetRun(op.info, rs.mode, o.VUs, o.Seed, w.Mix())
+	op.connect(rs)
+	return nil
+}
 
-	var sc *ServerCost // the server's side of the cost (servercost.go)
+// attachOrBuild reads w's schema through s; the embedded default database
+// builds what a run needs when it has none.
+func attachOrBuild(ctx context.Context, env RunEnv, rs *resolved, s *Session) error {
+	o, w := rs.o, rs.w
+	noSchema, err := s.Attach(ctx, w)
+	if err == nil {
+		return nil
+	}
+	if !noSchema {
+		return fmt.Errorf("read schema: %w", err)
+	}
+	if rs.script != nil {
+		how, note := Suggest("sledge build tpcb", s.Raw, o.Explicit)
+		return fmt.Errorf("%v: run `%s` first%s", err, how, note)
+	}
+	if o.Explicit {
+		return s.MissingSchemaErr(ctx, w, true)
+	}
+	// The embedded default builds what it needs, and says so.
+	fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.URL)
+	meta, _ := workload.Lookup(w.Name())
+	fresh, err := meta.Flags("build", pflag.NewFlagSet("", pflag.ContinueOnError))(1)
+	if err != nil {
+		return err
+	}
+	if err := env.Build(ctx, s, fresh); err != nil {
+		return err
+	}
+	if err := w.Attach(ctx, s.Ctl); err != nil {
+		return fmt.Errorf("read schema: %w", err)
+	}
+	return nil
+}
+
+// connect gives the plan its sessions' factory, its terminals and its
+// probe of the database's counters at the edges of the measured interval.
+func (op *opened) connect(rs *resolved) {
+	o, w, plan, s := rs.o, rs.w, rs.plan, op.s
+	isScript, mode, proto := rs.script != nil, rs.mode, rs.proto
 	if fc, ok := s.DB.(db.FailClasser); ok {
 		plan.ClassifyFailure = fc.FailClass
 	}
@@ -271,8 +358,8 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 		}
 		// -C: a session lives one transaction; asking each new one for
 		// its server session would add a round trip to its connection.
-		if err == nil && sc != nil && !o.ConnectPerTx {
-			sc.Register(ctx, c)
+		if err == nil && op.sc != nil && !o.ConnectPerTx {
+			op.sc.Register(ctx, c)
 		}
 		return c, err
 	}
@@ -323,29 +410,59 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 			}
 			m, err = readCounters(ctx)
 		}
-		if err == nil && sc != nil {
-			sc.Edge(ctx)
+		if err == nil && op.sc != nil {
+			op.sc.Edge(ctx)
 		}
 		return m, err
 	}
+}
 
+// closeLog closes the transaction log once: the file is complete when the
+// run returns, however it ends (Ctrl-C included).
+func (op *opened) closeLog() {
+	if op.txl != nil {
+		op.logErr = op.txl.Close()
+		op.txl = nil
+	}
+}
+
+// close closes what open and executeRun opened, the last opened first; the
+// metrics server stops after the summary is out.
+func (op *opened) close(ctx context.Context) {
+	if op.sc != nil {
+		op.sc.Close()
+	}
+	if op.s != nil {
+		op.s.Close(context.WithoutCancel(ctx))
+	}
+	if op.ms != nil {
+		op.ms.Stop(ctx)
+	}
+	op.closeLog()
+}
+
+// executeRun shows what is about to run, runs the plan as the process's role
+// says while it is shown and sampled, and records its end in the job. The
+// result is nil when nothing was measured.
+func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url string) (*engine.Result, []WorkerJSON, error) {
+	o, w, plan, s, info := rs.o, rs.w, rs.plan, op.s, op.info
 	if !o.JSON {
-		how := "mode " + mode.String()
-		if isScript {
-			how = "protocol " + proto.String()
+		how := "mode " + rs.mode.String()
+		if rs.script != nil {
+			how = "protocol " + rs.proto.String()
 		}
 		if env.Header != nil {
 			env.Header(w, s.URL, info, how)
 		}
 	}
 	live := engine.NewLive(plan)
-	if ms != nil {
-		ms.Follow(env.Job.ID(), w, s.URL, live)
+	if op.ms != nil {
+		op.ms.Follow(env.Job.ID(), w, s.URL, live)
 	}
-	if plan.Cost && role != roleWorker { // a worker's would be nobody's: the coordinator samples the server
-		sc = NewServerCost(ctx, env.Stderr, s.DB, info, live)
-		defer sc.Close()
+	if plan.Cost && rs.role != roleWorker { // a worker's would be nobody's: the coordinator samples the server
+		op.sc = NewServerCost(ctx, env.Stderr, s.DB, info, live)
 	}
+	meter, _ := w.(workload.Meter)
 	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {
 		env.Job.SetMeter(meter.MeterName(), mt.MeterKind())
 	}
@@ -366,39 +483,42 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	// Pinned only when each VU has its connection: thousands of mostly
 	// idle terminals over shared connections must not hold a thread each.
 	plan.PinThreads = raw && plan.Connections == 0
-	res, workers, runErr := runPlan(ctx, env, o, role, w, url, plan, live, sc)
+	res, workers, runErr := runPlan(ctx, env, o, rs.role, w, url, plan, live, op.sc)
 	undoThreads()
-	closeLog()
-	if logErr != nil && runErr == nil {
-		runErr = logErr
+	op.closeLog()
+	if op.logErr != nil && runErr == nil {
+		runErr = op.logErr
 	}
-	if ms != nil {
-		ms.Ended(res != nil)
+	if op.ms != nil {
+		op.ms.Ended(res != nil)
 	}
 	env.Job.RunDone(res, plan.Mix)
 	if stopDisplay != nil {
 		stopDisplay()
 	}
-	if res == nil {
-		return runErr
-	}
-	sum := Summarize(w, s, info, mode, o, res)
+	return res, workers, runErr
+}
+
+// summarize is the run's summary: its figures, the workers of a
+// scale-out run, the server's side of the cost and the thresholds judged.
+func summarize(rs *resolved, op *opened, res *engine.Result, workers []WorkerJSON) *RunSummary {
+	sum := Summarize(rs.w, op.s, op.info, rs.mode, rs.o, res)
 	sum.Workers = workers
-	*out = sum
-	sc.Fill(sum, sum.Processed)
-	sum.Thresholds = EvalThresholds(thresholds, w, sum)
-	env.Job.SetSummary(sum)
-	if env.Result != nil {
-		if err := env.Result(sum); err != nil {
-			return err
-		}
-	}
+	op.sc.Fill(sum, sum.Processed)
+	sum.Thresholds = EvalThresholds(rs.thresholds, rs.w, sum)
+	return sum
+}
+
+// verdict is the run's exit status once its summary is out: the run's
+// own error, an interrupt (130), a missed threshold (99), failed
+// transactions (3), or nil.
+func verdict(stderr io.Writer, o *RunOptions, res *engine.Result, sum *RunSummary, runErr error) error {
 	if runErr != nil {
 		return runErr
 	}
 	if res.Interrupted {
 		if !o.JSON {
-			fmt.Fprintln(env.Stderr, "sledge: interrupted; the summary covers what was measured until then")
+			fmt.Fprintln(stderr, "sledge: interrupted; the summary covers what was measured until then")
 		}
 		return Silent{Code: ExitInterrupted}
 	}

@@ -441,20 +441,11 @@ type event struct {
 // ticks and merges their finals into one result; it reads the database's
 // counters itself at both ends of the measured interval.
 func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
-	c := &o.Cluster
-	n := c.Workers
-	addr := c.Listen
-	if r == roleLocal {
-		addr = "127.0.0.1:0"
-	}
-	co, err := cluster.Listen(addr)
+	co, err := listenWorkers(env, o, r)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer co.Close()
-	if r == roleCoordinator && !o.JSON && env.Stderr != nil {
-		fmt.Fprintf(env.Stderr, "waiting for %d workers on %s (--worker-timeout %s)\n", n, co.Addr(), c.WorkerTimeout)
-	}
 	res := &engine.Result{Start: time.Now()}
 	actx, cancelAccept := context.WithCancel(ctx)
 	defer cancelAccept()
@@ -473,7 +464,59 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 			}
 		}()
 	}
-	peers, err := co.Accept(actx, n, SpecHash(o, w), o.Seed, c.WorkerTimeout)
+	peers, interrupted, err := gatherWorkers(ctx, actx, o, w, co, kids)
+	if err != nil {
+		return nil, nil, err
+	}
+	if interrupted {
+		res.Interrupted, res.End = true, time.Now()
+		return res, nil, nil
+	}
+	for _, p := range peers {
+		sc.RegisterIDs(p.Sessions)
+	}
+	res.Connected = time.Now()
+	cr := &coordination{o: o, plan: plan, live: live, res: res, peers: peers, timed: o.Iterations == 0,
+		stopTimeout: plan.StopWithin(), background: context.WithoutCancel(ctx), edge: &edges{done: map[string]bool{}}}
+	if err := cr.startWorkers(); err != nil {
+		return nil, nil, err
+	}
+	defer close(cr.quit)
+	defer func() {
+		for _, p := range peers {
+			_ = p.Close()
+		}
+	}()
+	if err := cr.follow(ctx); err != nil {
+		return nil, nil, err
+	}
+	return cr.collect()
+}
+
+// listenWorkers listens for the workers: on --listen, or on a port of the
+// loopback interface for the local ones.
+func listenWorkers(env RunEnv, o *RunOptions, r role) (*cluster.Coordinator, error) {
+	c := &o.Cluster
+	addr := c.Listen
+	if r == roleLocal {
+		addr = "127.0.0.1:0"
+	}
+	co, err := cluster.Listen(addr)
+	if err != nil {
+		return nil, err
+	}
+	if r == roleCoordinator && !o.JSON && env.Stderr != nil {
+		fmt.Fprintf(env.Stderr, "waiting for %d workers on %s (--worker-timeout %s)\n", c.Workers, co.Addr(), c.WorkerTimeout)
+	}
+	return co, nil
+}
+
+// gatherWorkers accepts every worker (on actx, cancelled when a local
+// worker fails) and waits until all are ready; then it listens no more.
+// interrupted: ctx was cancelled while gathering (no peers, no error).
+func gatherWorkers(ctx, actx context.Context, o *RunOptions, w workload.Workload, co *cluster.Coordinator, kids *children) (peers []*cluster.Peer, interrupted bool, err error) {
+	c := &o.Cluster
+	peers, err = co.Accept(actx, c.Workers, SpecHash(o, w), o.Seed, c.WorkerTimeout)
 	if err == nil {
 		err = cluster.WaitReady(peers, c.WorkerTimeout)
 	}
@@ -487,44 +530,67 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 			}
 		}
 		if kids != nil && kids.firstErr() != nil {
-			return nil, nil, kids.firstErr()
+			return nil, false, kids.firstErr()
 		}
 		if ctx.Err() != nil {
-			res.Interrupted, res.End = true, time.Now()
-			return res, nil, nil
+			return nil, true, nil
 		}
-		return nil, nil, err
+		return nil, false, err
 	}
 	_ = co.Close() // no more workers
-	for _, p := range peers {
-		sc.RegisterIDs(p.Sessions)
-	}
-	res.Connected = time.Now()
-	background := context.WithoutCancel(ctx)
-	timed := o.Iterations == 0
-	stopTimeout := plan.StopWithin()
-	probe := func() (map[string]int64, error) { return engine.ReadProbe(background, plan, stopTimeout) }
-	start := time.Now().Add(startMargin)
-	if err := cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeStart, At: start.UnixNano()}); err != nil {
+	return peers, false, nil
+}
+
+// coordination is the coordinator's run once its workers are ready: the
+// result it builds, the workers and the edges of the measured interval.
+type coordination struct {
+	o           *RunOptions
+	plan        *engine.Plan
+	live        *engine.Live
+	res         *engine.Result
+	peers       []*cluster.Peer
+	timed       bool // not --iterations
+	stopTimeout time.Duration
+	background  context.Context // the probe's: not cancelled by an interrupt
+
+	start, measureStart time.Time
+	members             []*member
+	events              chan event
+	quit                chan struct{} // the readers stop when the coordinator does
+	edge                *edges
+	startErr, edgeErr   error
+	deadlineT           *time.Timer // timed: the end, the stop timeout and a grace
+	interrupted         bool
+}
+
+func (cr *coordination) probe() (map[string]int64, error) {
+	return engine.ReadProbe(cr.background, cr.plan, cr.stopTimeout)
+}
+
+// startWorkers tells every worker when to start and reads each one's
+// messages into cr.events.
+func (cr *coordination) startWorkers() error {
+	o, peers, n := cr.o, cr.peers, len(cr.peers)
+	cr.start = time.Now().Add(startMargin)
+	if err := cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeStart, At: cr.start.UnixNano()}); err != nil {
 		cluster.AbortAll(peers, "not every worker could be started")
-		return nil, nil, err
+		return err
 	}
-	measureStart := start // until the start edge says when
-	if timed {
-		measureStart = start.Add(o.Rampup)
+	cr.measureStart = cr.start // until the start edge says when
+	if cr.timed {
+		cr.measureStart = cr.start.Add(o.Rampup)
 	}
-	members := make([]*member, n)
-	events := make(chan event, 4*n)
-	quit := make(chan struct{}) // the readers stop when the coordinator does
-	defer close(quit)
+	cr.members = make([]*member, n)
+	cr.events = make(chan event, 4*n)
+	cr.quit = make(chan struct{})
 	for k, p := range peers {
-		members[k] = &member{peer: p, ticked: metrics.NewSet(len(plan.Mix)), lastLive: make([]engine.Counts, len(plan.Mix))}
+		cr.members[k] = &member{peer: p, ticked: metrics.NewSet(len(cr.plan.Mix)), lastLive: make([]engine.Counts, len(cr.plan.Mix))}
 		go func() {
 			for {
 				m, err := p.Recv(time.Time{})
 				select {
-				case events <- event{k: k, m: m, err: err, at: time.Now()}:
-				case <-quit:
+				case cr.events <- event{k: k, m: m, err: err, at: time.Now()}:
+				case <-cr.quit:
 					return
 				}
 				if err != nil || m.Type == cluster.TypeFinal {
@@ -533,86 +599,90 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 			}
 		}()
 	}
-	defer func() {
-		for _, p := range peers {
-			_ = p.Close()
-		}
-	}()
+	return nil
+}
 
-	// The edges of the measured interval: each worker's engine holds its
-	// sessions between transactions and says so; once every worker still
-	// there is held (or after half the stop timeout: a worker's own wait
-	// is the stop timeout), the coordinator reads the database's counters
-	// and lets them go on. In an iterations run the workers end one by
-	// one: the end is read once all have finished.
-	edge := &edges{done: map[string]bool{}}
-	var startErr, edgeErr error
-	var deadlineT *time.Timer // timed: the end, the stop timeout and a grace
-	// doEdge reads the counters at edge name; missing workers were not held.
-	doEdge := func(name string, missing int) {
-		edge.stop()
-		m, err := probe()
-		now := time.Now()
-		switch name {
-		case "start":
-			res.Before, startErr = m, err
-			measureStart = now
-			live.SetPhase(engine.PhaseMeasure, now)
-			if deadlineT != nil { // the workers' interval starts now
-				deadlineT.Reset(time.Until(now.Add(o.Duration + stopTimeout + finalGrace)))
-			}
-		case "end":
-			res.After, edgeErr = m, err
-		}
-		edge.done[name] = true
-		for _, mb := range members {
-			if mb.edge == name && !mb.gone {
-				_ = mb.peer.Send(cluster.Msg{Type: cluster.TypeEdged, Edge: name})
-			}
-		}
-		if missing > 0 && res.EdgeGap == "" {
-			res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", missing, plural(missing), name)
-		}
-	}
-	// unheld counts the workers still running that have not reached the
-	// pending edge.
-	unheld := func() int {
-		n := 0
-		for _, mb := range members {
-			if !mb.gone && mb.final == nil && mb.edge != edge.pending {
-				n++
-			}
-		}
-		return n
-	}
-	checkEdge := func() {
-		if edge.pending != "" && unheld() == 0 {
-			doEdge(edge.pending, 0)
-		}
-	}
+// The edges of the measured interval: each worker's engine holds its
+// sessions between transactions and says so; once every worker still
+// there is held (or after half the stop timeout: a worker's own wait is
+// the stop timeout), the coordinator reads the database's counters and
+// lets them go on. In an iterations run the workers end one by one: the
+// end is read once all have finished.
 
+// doEdge reads the counters at edge name; missing workers were not held.
+func (cr *coordination) doEdge(name string, missing int) {
+	o, res, edge := cr.o, cr.res, cr.edge
+	edge.stop()
+	m, err := cr.probe()
+	now := time.Now()
+	switch name {
+	case "start":
+		res.Before, cr.startErr = m, err
+		cr.measureStart = now
+		cr.live.SetPhase(engine.PhaseMeasure, now)
+		if cr.deadlineT != nil { // the workers' interval starts now
+			cr.deadlineT.Reset(time.Until(now.Add(o.Duration + cr.stopTimeout + finalGrace)))
+		}
+	case "end":
+		res.After, cr.edgeErr = m, err
+	}
+	edge.done[name] = true
+	for _, mb := range cr.members {
+		if mb.edge == name && !mb.gone {
+			_ = mb.peer.Send(cluster.Msg{Type: cluster.TypeEdged, Edge: name})
+		}
+	}
+	if missing > 0 && res.EdgeGap == "" {
+		res.EdgeGap = fmt.Sprintf("%d worker%s not held at the %s of the measured interval", missing, plural(missing), name)
+	}
+}
+
+// unheld counts the workers still running that have not reached the
+// pending edge.
+func (cr *coordination) unheld() int {
+	n := 0
+	for _, mb := range cr.members {
+		if !mb.gone && mb.final == nil && mb.edge != cr.edge.pending {
+			n++
+		}
+	}
+	return n
+}
+
+func (cr *coordination) checkEdge() {
+	if cr.edge.pending != "" && cr.unheld() == 0 {
+		cr.doEdge(cr.edge.pending, 0)
+	}
+}
+
+// follow follows the workers until every one has ended (sent its final
+// or gone), the deadline passes or, after an interrupt, the stop timeout
+// and a grace: their ticks, their edges, their finals. An error: the
+// start of the measured interval could not be read.
+func (cr *coordination) follow(ctx context.Context) error {
+	o, live, edge, members, peers, n := cr.o, cr.live, cr.edge, cr.members, cr.peers, len(cr.members)
+	start, timed, stopTimeout := cr.start, cr.timed, cr.stopTimeout
 	if timed && o.Rampup > 0 {
 		live.SetPhase(engine.PhaseRampup, start)
 	}
 	var deadline <-chan time.Time
 	if timed {
 		// Until the start edge: the start of its wait at the latest.
-		deadlineT = time.NewTimer(time.Until(start.Add(o.Rampup + stopTimeout + o.Duration + stopTimeout + finalGrace)))
-		defer deadlineT.Stop()
-		deadline = deadlineT.C
+		cr.deadlineT = time.NewTimer(time.Until(start.Add(o.Rampup + stopTimeout + o.Duration + stopTimeout + finalGrace)))
+		defer cr.deadlineT.Stop()
+		deadline = cr.deadlineT.C
 	}
 	var stopAfter <-chan time.Time // after an interrupt: the same bound
-	done, interrupted := 0, false
+	done := 0
 	ctxDone := ctx.Done()
-loop:
 	for done < n {
 		select {
-		case ev := <-events:
+		case ev := <-cr.events:
 			m := members[ev.k]
 			if ev.err != nil {
 				m.gone = true
 				done++
-				checkEdge()
+				cr.checkEdge()
 				continue
 			}
 			switch ev.m.Type {
@@ -627,42 +697,50 @@ loop:
 				if edge.pending == "" {
 					edge.begin(m.edge, stopTimeout/2)
 				}
-				checkEdge()
+				cr.checkEdge()
 			case cluster.TypeFinal:
 				if ev.m.Final == nil {
 					continue
 				}
-				st, err := cluster.DecodeSet(ev.m.Final.Types, len(plan.Mix))
+				st, err := cluster.DecodeSet(ev.m.Final.Types, len(cr.plan.Mix))
 				if err != nil {
 					m.gone = true
 				} else {
 					m.final, m.stats = ev.m.Final, st
 				}
 				done++
-				checkEdge()
+				cr.checkEdge()
 			}
 		case <-edge.timeout():
-			doEdge(edge.pending, unheld())
+			cr.doEdge(edge.pending, cr.unheld())
 		case <-ctxDone:
-			interrupted, ctxDone = true, nil
+			cr.interrupted, ctxDone = true, nil
 			_ = cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeAbort, Reason: "the coordinator was interrupted"})
 			t := time.NewTimer(stopTimeout + finalGrace)
 			defer t.Stop()
 			stopAfter = t.C
 		case <-deadline:
-			break loop
+			return nil
 		case <-stopAfter:
-			break loop
+			return nil
 		}
-		if startErr != nil {
+		if cr.startErr != nil {
 			// The start could not be read: nothing can be measured.
-			cluster.AbortAll(peers, startErr.Error())
-			return nil, nil, startErr
+			cluster.AbortAll(peers, cr.startErr.Error())
+			return cr.startErr
 		}
 	}
-	edge.stop()
+	return nil
+}
+
+// collect ends the measured interval (reading the counters if no edge
+// did) and merges the workers' finals, and the ticks of those that
+// vanished, into the result.
+func (cr *coordination) collect() (*engine.Result, []WorkerJSON, error) {
+	res, members, measureStart := cr.res, cr.members, cr.measureStart
+	cr.edge.stop()
 	measured := res.Before != nil
-	res.Interrupted = interrupted
+	res.Interrupted = cr.interrupted
 	res.MeasureStart = measureStart
 	res.MeasureEnd = time.Now()
 	var latest time.Time
@@ -676,21 +754,21 @@ loop:
 	if !latest.IsZero() {
 		res.MeasureEnd = latest
 	}
-	live.SetPhase(engine.PhaseStop, time.Now())
-	probeErr := edgeErr
+	cr.live.SetPhase(engine.PhaseStop, time.Now())
+	probeErr := cr.edgeErr
 	switch {
 	case !measured:
 		res.MeasureEnd = res.MeasureStart
 	case res.After == nil:
 		// Iterations, or no worker reached the end edge (vanished, stuck).
-		res.After, probeErr = probe()
+		res.After, probeErr = cr.probe()
 	}
 	// The window the workers were to measure, for a vanished one's missed share.
 	winEnd := res.MeasureEnd
-	if timed && !interrupted {
-		winEnd = measureStart.Add(o.Duration)
+	if cr.timed && !cr.interrupted {
+		winEnd = measureStart.Add(cr.o.Duration)
 	}
-	details := merge(res, members, plan.Mix, measureStart, winEnd)
+	details := merge(res, members, cr.plan.Mix, measureStart, winEnd)
 	res.End = time.Now()
 	if probeErr == nil {
 		probeErr = vanishedErr(details)
