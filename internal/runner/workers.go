@@ -22,6 +22,7 @@ import (
 	"github.com/sledge-bench/sledge/internal/cluster"
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/interrupt"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -464,6 +465,7 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		if err != nil {
 			return nil, nil, err
 		}
+		kids.abandon = interrupt.Abandoned(ctx)
 		defer kids.stop(env.Stderr)
 		go func() {
 			select {
@@ -500,7 +502,9 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		sc.RegisterIDs(p.Sessions)
 	}
 	res.Connected = time.Now()
-	background := context.WithoutCancel(ctx)
+	// As in the engine: the stop outlives ctx but not an escalation.
+	background := interrupt.Detach(ctx)
+	abandon := interrupt.Abandoned(ctx)
 	timed := o.Iterations == 0
 	stopTimeout := plan.StopWithin()
 	probe := func() (map[string]int64, error) { return engine.ReadProbe(background, plan, stopTimeout) }
@@ -652,6 +656,9 @@ loop:
 		case <-deadline:
 			break loop
 		case <-stopAfter:
+			break loop
+		case <-abandon:
+			// Escalated: the finals not in yet are not waited for.
 			break loop
 		}
 		if startErr != nil {
