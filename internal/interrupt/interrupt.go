@@ -22,6 +22,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -51,6 +53,8 @@ type state struct {
 	hard        context.Context
 	abandon     context.CancelFunc
 	escalated   bool
+	pending     map[int]string // what is not saved yet (Pending), by token
+	next        int
 }
 
 // Catch catches SIGINT and SIGTERM for the rest of the process's life. The
@@ -77,13 +81,51 @@ func Catch(stderr io.Writer, exit func(int)) context.Context {
 			case escalate:
 				fmt.Fprintln(stderr, "sledge: stopping without waiting for transactions in flight; what was measured is saved")
 				time.AfterFunc(SaveBound, func() {
-					fmt.Fprintf(stderr, "sledge: printing and saving what was measured took longer than %s: exiting without it (a job still running is shown incomplete)\n", SaveBound)
+					fmt.Fprintf(stderr, "sledge: printing and saving what was measured took longer than %s: exiting %s\n", SaveBound, st.unsaved())
 					exit(ExitCode)
 				})
 			}
 		}
 	}()
 	return ctx
+}
+
+// unsaved says what an exit now leaves unsaved.
+func (s *state) unsaved() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) == 0 {
+		return "before the end of the output"
+	}
+	whats := make([]string, 0, len(s.pending))
+	for _, w := range s.pending {
+		whats = append(whats, w)
+	}
+	sort.Strings(whats)
+	return "without saving " + strings.Join(whats, ", ")
+}
+
+// Pending notes that what (such as "the result of job 12 (it stays
+// incomplete in the job store)") is not saved yet; the returned func says
+// it is. An exit after an escalation names what is still pending.
+func Pending(ctx context.Context, what string) (done func()) {
+	st := from(ctx)
+	if st == nil {
+		return func() {}
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.pending == nil {
+		st.pending = map[int]string{}
+	}
+	st.next++
+	k := st.next
+	st.pending[k] = what
+	return func() {
+		st.mu.Lock()
+		delete(st.pending, k)
+		st.mu.Unlock()
+	}
 }
 
 func newState() *state {
