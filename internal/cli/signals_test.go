@@ -169,10 +169,10 @@ func (p *sigProc) wait(t *testing.T) int {
 	go func() { done <- p.cmd.Wait() }()
 	select {
 	case <-done:
-	case <-time.After(15 * time.Second):
+	case <-time.After(30 * time.Second):
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		<-done
-		t.Fatalf("sledge did not exit 15 s after the signal; stderr:\n%s", p.stderr.String())
+		t.Fatalf("sledge did not exit 30 s after the signal; stderr:\n%s", p.stderr.String())
 	}
 	if strings.Contains(p.stderr.String(), "goroutine ") {
 		t.Errorf("stack trace:\n%s", p.stderr.String())
@@ -288,5 +288,112 @@ func TestSignalsEscalate(t *testing.T) {
 	}
 	if j := onlyJob(t, home, "run"); j.Status != "interrupted" || j.TPM == nil {
 		t.Errorf("job %+v, want interrupted with its summary", j)
+	}
+}
+
+// TestSignalsCommands: every other command that measures, stopped the
+// ways a person or a script stops it: compare and run --workers (the
+// coordinator and its local workers in one process group) under timeout,
+// run tpch (text: its --json prints nothing to watch on stderr) by a
+// group's SIGTERM, pgbench on PostgreSQL under timeout -s
+// TERM. Each prints what it measured (text, or one whole JSON object),
+// saves its job interrupted and exits 130.
+func TestSignalsCommands(t *testing.T) {
+	type check func(t *testing.T, home, stdout string)
+	cases := []struct {
+		name  string
+		how   string
+		sig   syscall.Signal
+		match *regexp.Regexp
+		setup func(t *testing.T, home string) (env, args []string)
+		check check
+	}{
+		{"compare", viaTimeout, syscall.SIGINT, measuring,
+			func(t *testing.T, home string) ([]string, []string) {
+				return nil, []string{"compare", "--db", "sqlite://" + builtDB(t), "--modes", "client", "--vus", "1,2", "--rampup", "0s", "-T", "5m", "-P", "1"}
+			},
+			func(t *testing.T, home, stdout string) {
+				if !strings.Contains(stdout, "(interrupted)") || !strings.Contains(stdout, "NOPM") {
+					t.Errorf("no table of the cell measured:\n%s", stdout)
+				}
+				if j := onlyJob(t, home, "compare"); j.Status != "interrupted" {
+					t.Errorf("compare job %+v, want interrupted", j)
+				}
+				if j := onlyJob(t, home, "run"); j.Status != "interrupted" || j.NOPM == nil || j.TPM == nil || *j.TPM == 0 {
+					t.Errorf("the cell's job %+v, want interrupted with NOPM and TPM", j)
+				}
+			}},
+		{"workers", viaTimeout, syscall.SIGINT, measuring,
+			func(t *testing.T, home string) ([]string, []string) {
+				db := "sqlite://" + filepath.Join(home, "tpcb.db")
+				sledgeBuild(t, nil, home, "tpcb", "--db", db)
+				return nil, []string{"run", "tpcb", "--db", db, "-c", "2", "-T", "5m", "-P", "1", "--workers", "2", "--json"}
+			},
+			func(t *testing.T, home, stdout string) {
+				var res struct {
+					Interrupted bool `json:"interrupted"`
+					workersResult
+				}
+				if err := json.Unmarshal([]byte(stdout), &res); err != nil || !res.Interrupted || res.Total.Count == 0 || len(res.Workers) != 2 {
+					t.Fatalf("stdout is not the whole merged result (%v):\n%s", err, stdout)
+				}
+				for _, w := range res.Workers {
+					if w.State != "finished" || w.Transactions == 0 {
+						t.Errorf("worker %d: %s, %d transactions; want finished, with what it measured", w.Index, w.State, w.Transactions)
+					}
+				}
+				if j := onlyJob(t, home, "run"); j.Status != "interrupted" || j.TPM == nil || *j.TPM == 0 {
+					t.Errorf("job %+v, want interrupted with TPM", j)
+				}
+			}},
+		{"tpch", viaGroup, syscall.SIGTERM, regexp.MustCompile(`stream 0  Q`),
+			func(t *testing.T, home string) ([]string, []string) {
+				return nil, []string{"run", "tpch", "--db", "sqlite://" + tpchDB(t)}
+			},
+			func(t *testing.T, home, stdout string) {
+				// A query's row with its time (the one interrupted shows 0).
+				if !strings.Contains(stdout, "query seconds") || !regexp.MustCompile(`(?m)^ +Q[0-9]+ +[0-9]*\.[0-9]*[1-9][0-9]* +[0-9]+$`).MatchString(stdout) {
+					t.Errorf("no query measured in the result:\n%s", stdout)
+				}
+				if j := onlyJob(t, home, "run"); j.Status != "interrupted" || !strings.Contains(stdout, fmt.Sprintf("job %d\n", j.ID)) {
+					t.Errorf("job %+v, want it interrupted and named in the result", j)
+				}
+			}},
+		{"pgbench", viaTimeout, syscall.SIGTERM, measuring,
+			func(t *testing.T, home string) ([]string, []string) {
+				srv := pgLazy.Get(t)
+				dbname := pgbDatabase(t, srv)
+				vars := pgbEnv(srv)
+				if _, stderr, code := sledgePgbench(t, home, vars, "-i", "-s", "1", "--no-job", dbname); code != 0 {
+					t.Fatalf("pgbench -i: exit %d: %s", code, stderr)
+				}
+				var env []string
+				for k, v := range vars {
+					env = append(env, k+"="+v)
+				}
+				return env, []string{"pgbench", "-c", "2", "-T", "300", "-P", "1", dbname}
+			},
+			func(t *testing.T, home, stdout string) {
+				if !regexp.MustCompile(`number of transactions actually processed: [1-9]`).MatchString(stdout) || !strings.Contains(stdout, "(interrupted)") {
+					t.Errorf("no report of what was measured:\n%s", stdout)
+				}
+				if j := onlyJob(t, home, "run"); j.Status != "interrupted" || j.TPM == nil || *j.TPM == 0 {
+					t.Errorf("job %+v, want interrupted with TPM", j)
+				}
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			env, args := tc.setup(t, home)
+			p := startSigProc(t, tc.how, sigName(tc.sig), home, env, tc.match, args...)
+			p.waitMeasuring(t)
+			p.interrupt(t, tc.how, tc.sig)
+			if code := p.wait(t); code != ExitInterrupted {
+				t.Fatalf("exit %d, want 130; stdout:\n%s\nstderr:\n%s", code, p.stdout.String(), p.stderr)
+			}
+			tc.check(t, home, p.stdout.String())
+		})
 	}
 }
