@@ -8,12 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // Issue 24 §1: however many SIGINT/SIGTERM arrive, a command that measures
@@ -127,38 +128,19 @@ func (p *sigProc) interrupt(t *testing.T, how string, sig syscall.Signal) {
 	case viaGroup:
 		err = syscall.Kill(-pid, sig) // the process group: pgid == pid
 		if err == nil {
-			delivered(pid, sig)
+			testdb.Delivered(pid, sig)
 			err = syscall.Kill(pid, sig)
 		}
 	case viaRepeat:
 		err = syscall.Kill(pid, sig)
 		if err == nil {
-			delivered(pid, sig)
+			testdb.Delivered(pid, sig)
 			err = syscall.Kill(pid, sig)
 		}
 	}
 	// The second copy finds sledge gone when it stopped that fast.
 	if err != nil && err != syscall.ESRCH {
 		t.Fatalf("signal %s: %v", how, err)
-	}
-}
-
-// delivered waits until pid has no sig pending: a copy sent before would
-// merge with the pending one (the kernel keeps one of each), one sent
-// after is a signal of its own. It gives up when pid is gone.
-func delivered(pid int, sig syscall.Signal) {
-	bit := uint64(1) << (sig - 1)
-	for range 10000 { // 10 s at most
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			return
-		}
-		_, rest, _ := strings.Cut(string(b), "\nShdPnd:")
-		pending, err := strconv.ParseUint(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]), 16, 64)
-		if err != nil || pending&bit == 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -268,7 +250,7 @@ func TestSignalsEscalate(t *testing.T) {
 		if err := syscall.Kill(p.cmd.Process.Pid, syscall.SIGINT); err != nil {
 			t.Fatal(err)
 		}
-		delivered(p.cmd.Process.Pid, syscall.SIGINT)
+		testdb.Delivered(p.cmd.Process.Pid, syscall.SIGINT)
 	}
 	if code := p.wait(t); code != ExitInterrupted {
 		t.Fatalf("exit %d, want 130; stderr:\n%s", code, p.stderr)

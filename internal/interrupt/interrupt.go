@@ -33,6 +33,9 @@ import (
 // measured may take before the process exits without it.
 const SaveBound = 5 * time.Second
 
+// saveBound is SaveBound, shorter in this package's tests.
+var saveBound = SaveBound
+
 // ExitCode is the status of a process that a signal stopped (the shell's
 // 128+SIGINT, for SIGTERM too: docs/contracts.md#exit-codes).
 const ExitCode = 130
@@ -80,8 +83,8 @@ func Catch(stderr io.Writer, exit func(int)) context.Context {
 				fmt.Fprintln(stderr, "sledge: already stopping: what was measured will be printed and saved; a third Ctrl-C or SIGTERM stops without waiting for transactions in flight")
 			case escalate:
 				fmt.Fprintln(stderr, "sledge: stopping without waiting for transactions in flight; what was measured is saved")
-				time.AfterFunc(SaveBound, func() {
-					fmt.Fprintf(stderr, "sledge: printing and saving what was measured took longer than %s: exiting %s\n", SaveBound, st.unsaved())
+				time.AfterFunc(saveBound, func() {
+					fmt.Fprintf(stderr, "sledge: printing and saving what was measured took longer than %s: exiting %s\n", saveBound, st.unsaved())
 					exit(ExitCode)
 				})
 			}

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // serveProc is `sledge serve` running as a child process.
@@ -212,7 +214,7 @@ func TestServeSignalsSaveJobs(t *testing.T) {
 			if err := syscall.Kill(first, tc.sig); err != nil {
 				t.Fatal(err)
 			}
-			delivered(pid, tc.sig)
+			testdb.Delivered(pid, tc.sig)
 			if err := syscall.Kill(pid, tc.sig); err != nil && err != syscall.ESRCH {
 				t.Fatal(err)
 			}
@@ -273,24 +275,5 @@ func waitTransactions(t *testing.T, s *serveProc, id int64) {
 			t.Fatalf("job %d counted no transaction in 30 s", id)
 		}
 		time.Sleep(100 * time.Millisecond)
-	}
-}
-
-// delivered waits until pid has no sig pending: a copy sent before would
-// merge with the pending one (the kernel keeps one of each), one sent
-// after is a signal of its own. It gives up when pid is gone.
-func delivered(pid int, sig syscall.Signal) {
-	bit := uint64(1) << (sig - 1)
-	for range 10000 { // 10 s at most
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-		if err != nil {
-			return
-		}
-		_, rest, _ := strings.Cut(string(b), "\nShdPnd:")
-		pending, err := strconv.ParseUint(strings.TrimSpace(strings.SplitN(rest, "\n", 2)[0]), 16, 64)
-		if err != nil || pending&bit == 0 {
-			return
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
