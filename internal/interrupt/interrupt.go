@@ -52,7 +52,7 @@ type state struct {
 	mu          sync.Mutex
 	signals     int
 	first       time.Time
-	stopTimeout time.Duration
+	stopTimeout time.Duration // the longest a run said (StopTimeout); 0: none yet
 	hard        context.Context
 	abandon     context.CancelFunc
 	escalated   bool
@@ -133,7 +133,7 @@ func Pending(ctx context.Context, what string) (done func()) {
 
 func newState() *state {
 	hard, abandon := context.WithCancel(context.Background())
-	return &state{stopTimeout: DefaultStopTimeout, hard: hard, abandon: abandon}
+	return &state{hard: hard, abandon: abandon}
 }
 
 type action int
@@ -156,7 +156,7 @@ func (s *state) signal(now time.Time) action {
 	case s.signals == 1:
 		s.first = now
 		return first
-	case s.signals == 2 && now.Sub(s.first) <= s.stopTimeout:
+	case s.signals == 2 && now.Sub(s.first) <= s.within():
 		return repeated
 	}
 	s.escalated = true
@@ -180,6 +180,14 @@ func WithAbandon(ctx context.Context) (_ context.Context, abandon func()) {
 func from(ctx context.Context) *state {
 	st, _ := ctx.Value(key{}).(*state)
 	return st
+}
+
+// within is the stop timeout: the longest a run said, else the default.
+func (s *state) within() time.Duration {
+	if s.stopTimeout == 0 {
+		return DefaultStopTimeout
+	}
+	return s.stopTimeout
 }
 
 // StopTimeout tells the signal handler how long the run under ctx waits

@@ -27,6 +27,7 @@ func TestSignalCounting(t *testing.T) {
 		{"a second after the default stop timeout", 0, []time.Duration{0, 11 * time.Second, 12 * time.Second}, []action{first, escalate, ignore}},
 		{"a second within a longer stop timeout", time.Minute, []time.Duration{0, 11 * time.Second}, []action{first, repeated}},
 		{"a second after a longer stop timeout", time.Minute, []time.Duration{0, 61 * time.Second}, []action{first, escalate}},
+		{"a second after a shorter stop timeout", 2 * time.Second, []time.Duration{0, 3 * time.Second}, []action{first, escalate}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

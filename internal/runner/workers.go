@@ -658,7 +658,12 @@ loop:
 		case <-stopAfter:
 			break loop
 		case <-abandon:
-			// Escalated: the finals not in yet are not waited for.
+			// Escalated: the finals not in yet are not waited for. (The
+			// interrupt is seen here first when both were ready at once.)
+			if !interrupted {
+				interrupted = true
+				_ = cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeAbort, Reason: "the coordinator was interrupted"})
+			}
 			break loop
 		}
 		if startErr != nil {
