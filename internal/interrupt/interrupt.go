@@ -1,5 +1,5 @@
 // Package interrupt is how sledge stops on Ctrl-C and SIGTERM
-// (docs/reliability.md#interrupted-runs). It catches both signals for the
+// (docs/reliability.md, "Ctrl-C and SIGTERM: however many arrive"). It catches both signals for the
 // whole life of the process, so no copy of them ever reaches the Go
 // runtime's default handler, which would kill the process before it
 // printed and saved what it measured:
@@ -98,7 +98,7 @@ func (s *state) unsaved() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if len(s.pending) == 0 {
-		return "before the end of the output"
+		return "before it finished (no job result was left unsaved)"
 	}
 	whats := make([]string, 0, len(s.pending))
 	for _, w := range s.pending {
