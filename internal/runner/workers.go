@@ -507,6 +507,7 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	abandon := interrupt.Abandoned(ctx)
 	timed := o.Iterations == 0
 	stopTimeout := plan.StopWithin()
+	interrupt.StopTimeout(ctx, stopTimeout+finalGrace) // the coordinator runs no engine to say it
 	probe := func() (map[string]int64, error) { return engine.ReadProbe(background, plan, stopTimeout) }
 	start := time.Now().Add(startMargin)
 	if err := cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeStart, At: start.UnixNano()}); err != nil {
