@@ -5,20 +5,20 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
 	"runtime/pprof"
-	"syscall"
 
 	"golang.org/x/term"
 
 	"github.com/sledge-bench/sledge/internal/cli"
+	"github.com/sledge-bench/sledge/internal/interrupt"
 )
 
 func main() {
-	// The first Ctrl-C or SIGTERM cancels ctx: runs stop starting new
-	// transactions and print what they measured. A second one kills.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	go func() { <-ctx.Done(); stop() }()
+	// Ctrl-C and SIGTERM are caught for the whole life of the process: the
+	// first cancels ctx (runs stop measuring, print and save what they
+	// measured), a second is absorbed, a third stops without waiting for
+	// transactions in flight (internal/interrupt). None kills outright.
+	ctx := interrupt.Catch(os.Stderr, nil)
 	env := cli.Env{
 		Stdout:     os.Stdout,
 		Stderr:     os.Stderr,

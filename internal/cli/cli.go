@@ -42,7 +42,8 @@ Exit status:
   70   internal error in sledge (please report it)
   99   run: the run measured to its end but missed a --threshold (its result is printed and saved
        all the same; wins over 3)
-  130  interrupted (Ctrl-C, SIGTERM): what was measured until then is printed and saved
+  130  interrupted (Ctrl-C, SIGTERM, however many): what was measured until then is printed and
+       saved; a third Ctrl-C stops without waiting for transactions in flight, and saves too
 `
 
 // Env is the process's outside world, injected so tests can run commands

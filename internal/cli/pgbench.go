@@ -588,7 +588,7 @@ Exit status (pgbench's):
   1    bad options or a failed first connection
   2    transactions failed during the run (the report is printed all the same)
   70   internal error in sledge (please report it)
-  130  interrupted (Ctrl-C, SIGTERM): what was measured until then is printed
+  130  interrupted (Ctrl-C, SIGTERM, however many): what was measured until then is printed
 `
 
 // pgbFilesFirst orders the scripts as sledge's script workload runs

@@ -63,7 +63,9 @@ $XDG_DATA_HOME/sledge/<workload>.db (~/.local/share/sledge/tpcc.db); a
 missing schema there is built first with one warehouse.
 
 Ctrl-C or SIGTERM stops the run: no new transactions start, the ones in
-flight finish, and the summary of what was measured is printed (exit 130).
+flight finish, and the summary of what was measured is printed and saved
+(exit 130). A second one changes nothing; a third stops without waiting
+for the transactions in flight, and still prints and saves.
 
 --connections N lets N connections serve the --vus virtual users, as a
 transaction monitor serves terminals: a virtual user takes a free

@@ -44,7 +44,9 @@ in the service and the other way round. A database runs one job at a time
 unless a job asks for "concurrent": true.
 
 Ctrl-C or SIGTERM stops the service: its running jobs stop as on Ctrl-C
-(recorded as interrupted, with what they measured) and it exits 0.`,
+(recorded as interrupted, with what they measured) and it exits 0; more
+copies change nothing, but a third stops the jobs without waiting for
+their transactions in flight (exit 130 if saving them then takes over 5 s).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runServe(cmd, env, listen, tokenFile)

@@ -34,8 +34,9 @@ type edge struct {
 // transactions in flight; sessions still inside one then are missed. The
 // waits run side by side, each queued on its session's gate, so every
 // session is held as its transaction in flight ends and the pause is the
-// longest of them, not their sum.
-func holdSessions(sessions []*session, deadline time.Time) *edge {
+// longest of them, not their sum. An escalated stop (parent cancelled)
+// ends the waits at once.
+func holdSessions(parent context.Context, sessions []*session, deadline time.Time) *edge {
 	e := &edge{held: make([]*session, 0, len(sessions))}
 	var busy []*session
 	for _, v := range sessions {
@@ -49,7 +50,7 @@ func holdSessions(sessions []*session, deadline time.Time) *edge {
 	if len(busy) == 0 {
 		return e
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(parent, deadline)
 	defer cancel()
 	var (
 		wg sync.WaitGroup

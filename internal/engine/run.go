@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/interrupt"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -390,8 +391,11 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	runsActive.Add(1)
 	runsStarted.Add(1)
 	defer runsActive.Add(-1)
-	x := &execution{p: p, live: live, stopTimeout: p.StopWithin(), background: context.WithoutCancel(ctx),
-		timed: p.Iterations == 0, res: &Result{Start: time.Now()}}
+	// The stop phase outlives ctx (the first Ctrl-C), but not an
+	// escalation (a third one): then nothing in flight is waited for.
+	x := &execution{p: p, live: live, stopTimeout: p.StopWithin(), background: interrupt.Detach(ctx),
+		abandon: interrupt.Abandoned(ctx), timed: p.Iterations == 0, res: &Result{Start: time.Now()}}
+	interrupt.StopTimeout(ctx, x.stopTimeout)
 	res := x.res
 	live.setPhase(PhaseConnect, res.Start)
 	if err := x.connect(ctx); err != nil {
@@ -448,6 +452,7 @@ type execution struct {
 	res         *Result
 	stopTimeout time.Duration
 	background  context.Context // not cancelled by the caller: the edges' readings, closing
+	abandon     <-chan struct{} // closed when the stop escalates (interrupt.Abandoned)
 	timed       bool            // not Plan.Iterations
 
 	threadOK bool // the thread's usage is read around each transaction
@@ -556,7 +561,7 @@ func (x *execution) wait(ctx context.Context) error {
 			case <-time.After(p.Rampup):
 				if err := beginMeasure(x.background, p, live, x.res, x.sessions, x.stopTimeout); err != nil {
 					x.stopVUs()
-					waitVUs(allDone, x.sessions, x.cancelTx, time.Now().Add(x.stopTimeout))
+					waitVUs(allDone, x.abandon, x.sessions, x.cancelTx, time.Now().Add(x.stopTimeout))
 					x.closeAll()
 					return err
 				}
@@ -601,7 +606,7 @@ func (x *execution) stop(ctx context.Context) error {
 		// The transactions in flight end inside the measured interval and
 		// count, as pgbench counts them: the interval ends when the last
 		// of them has, so the counters read next hold the same ones.
-		last = holdSessions(sessions, stopDeadline)
+		last = holdSessions(background, sessions, stopDeadline)
 		end = time.Now()
 	}
 	live.setPhase(PhaseStop, end)
@@ -610,7 +615,7 @@ func (x *execution) stop(ctx context.Context) error {
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
 		res.SharedProcess = res.SharedProcess || runsActive.Load() > 1 || runsStarted.Load() != res.procEpoch
 	}
-	stuck, finished := waitVUs(x.allDone, sessions, x.cancelTx, stopDeadline)
+	stuck, finished := waitVUs(x.allDone, x.abandon, sessions, x.cancelTx, stopDeadline)
 	res.Stuck = stuck
 	var probeErr error
 	if measured {
@@ -797,14 +802,18 @@ func addSeconds(to, from []uint32) []uint32 {
 // waitVUs waits for every VU to return, until deadline; then it notes the
 // VUs still inside a transaction (stuck: the VU holding each busy session),
 // cancels the statements in flight and waits a little more. finished
-// reports whether all returned.
-func waitVUs(allDone <-chan struct{}, sessions []*session, cancelTx func(), deadline time.Time) (stuck []int, finished bool) {
+// reports whether all returned. When abandon is closed (the stop
+// escalated) it cancels them at once and does not wait for them.
+func waitVUs(allDone, abandon <-chan struct{}, sessions []*session, cancelTx func(), deadline time.Time) (stuck []int, finished bool) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
+	abandoned := false
 	select {
 	case <-allDone:
 		return nil, true
 	case <-t.C:
+	case <-abandon:
+		abandoned = true
 	}
 	for _, s := range sessions {
 		if s.busy() {
@@ -813,10 +822,20 @@ func waitVUs(allDone <-chan struct{}, sessions []*session, cancelTx func(), dead
 	}
 	sort.Ints(stuck)
 	cancelTx()
+	if abandoned {
+		select {
+		case <-allDone:
+			return stuck, true
+		default:
+			return stuck, false
+		}
+	}
 	select {
 	case <-allDone:
 		return stuck, true
 	case <-time.After(cancelGrace):
+		return stuck, false
+	case <-abandon:
 		return stuck, false
 	}
 }
@@ -829,6 +848,31 @@ func remaining(deadline time.Time) time.Duration {
 }
 
 const minStopStep = time.Second
+
+// stepCtx is the context of one step of the stop phase that must not be
+// cut short by an escalation (reading the final counters): not cancelled
+// with ctx, it ends after d, or minStopStep after the stop escalated.
+func stepCtx(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithTimeout(context.WithoutCancel(ctx), d)
+	abandon := interrupt.Abandoned(ctx)
+	if abandon == nil {
+		return c, cancel
+	}
+	go func() {
+		select {
+		case <-abandon:
+			t := time.NewTimer(minStopStep)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				cancel()
+			case <-c.Done():
+			}
+		case <-c.Done():
+		}
+	}()
+	return c, cancel
+}
 
 // cancelGrace is how long cancelled statements get to return before their
 // VUs are given up as stuck.
@@ -865,7 +909,7 @@ func (l *Live) phaseIs(p Phase) bool { return Phase(l.phase.Load()) == p }
 // with every session held between transactions (edge.go), and starts it.
 func beginMeasure(ctx context.Context, p *Plan, live *Live, res *Result, sessions []*session, timeout time.Duration) error {
 	if p.Probe != nil {
-		first := holdSessions(sessions, time.Now().Add(timeout))
+		first := holdSessions(ctx, sessions, time.Now().Add(timeout))
 		defer first.release()
 		first.publish(ctx, timeout)
 		res.EdgeGap = first.gap("start")
@@ -894,10 +938,13 @@ func ReadProbe(ctx context.Context, p *Plan, timeout time.Duration) (map[string]
 	if p.Probe == nil {
 		return map[string]int64{}, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := stepCtx(ctx, timeout)
 	defer cancel()
 	m, err := p.Probe(ctx)
 	if err != nil {
+		if ctx.Err() != nil && interrupt.IsAbandoned(ctx) {
+			return nil, fmt.Errorf("read counters: no answer within %s of stopping without waiting", minStopStep)
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("read counters: no answer within %s (--stop-timeout)", timeout)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/interrupt"
 	"github.com/sledge-bench/sledge/internal/jobs"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -52,6 +53,7 @@ type JobRun struct {
 	isUsage  func(error) bool // recognises bad input that carries no type
 
 	stopSample func()
+	saved      func() // the record is no longer pending (internal/interrupt)
 	stopFlush  chan struct{}
 	flushDone  chan struct{}
 }
@@ -116,6 +118,7 @@ func StartJob(ctx context.Context, o JobStart) (*JobRun, io.Writer, error) {
 		return nil, o.Stderr, nil
 	}
 	r.queuedID = o.JobID != 0
+	r.saved = interrupt.Pending(ctx, fmt.Sprintf("the result of job %d (it stays incomplete in the job store)", r.job.ID))
 	r.stopFlush, r.flushDone = make(chan struct{}), make(chan struct{})
 	go r.flushLoop()
 	return r, &logTee{w: o.Stderr, r: r}, nil
@@ -339,6 +342,9 @@ func (r *JobRun) SetSummary(v any) {
 func (r *JobRun) End(ctx context.Context, err error) error {
 	if r == nil {
 		return err
+	}
+	if r.saved != nil {
+		defer r.saved()
 	}
 	if r.stopSample != nil {
 		r.stopSample()

@@ -22,6 +22,7 @@ import (
 	"github.com/sledge-bench/sledge/internal/cluster"
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/interrupt"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -455,6 +456,7 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		if err != nil {
 			return nil, nil, err
 		}
+		kids.abandon = interrupt.Abandoned(ctx)
 		defer kids.stop(env.Stderr)
 		go func() {
 			select {
@@ -476,8 +478,11 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 		sc.RegisterIDs(p.Sessions)
 	}
 	res.Connected = time.Now()
+	// As in the engine: the stop outlives ctx but not an escalation.
 	cr := &coordination{o: o, plan: plan, live: live, res: res, peers: peers, timed: o.Iterations == 0,
-		stopTimeout: plan.StopWithin(), background: context.WithoutCancel(ctx), edge: &edges{done: map[string]bool{}}}
+		stopTimeout: plan.StopWithin(), background: interrupt.Detach(ctx), abandon: interrupt.Abandoned(ctx),
+		edge: &edges{done: map[string]bool{}}}
+	interrupt.StopTimeout(ctx, cr.stopTimeout+finalGrace) // the coordinator runs no engine to say it
 	if err := cr.startWorkers(); err != nil {
 		return nil, nil, err
 	}
@@ -551,7 +556,8 @@ type coordination struct {
 	peers       []*cluster.Peer
 	timed       bool // not --iterations
 	stopTimeout time.Duration
-	background  context.Context // the probe's: not cancelled by an interrupt
+	background  context.Context // the probe's: not cancelled by an interrupt, but by an escalation
+	abandon     <-chan struct{} // closed when the stop escalates (interrupt.Abandoned)
 
 	start, measureStart time.Time
 	members             []*member
@@ -722,6 +728,14 @@ func (cr *coordination) follow(ctx context.Context) error {
 		case <-deadline:
 			return nil
 		case <-stopAfter:
+			return nil
+		case <-cr.abandon:
+			// Escalated: the finals not in yet are not waited for. (The
+			// interrupt is seen here first when both were ready at once.)
+			if !cr.interrupted {
+				cr.interrupted = true
+				_ = cluster.Broadcast(peers, cluster.Msg{Type: cluster.TypeAbort, Reason: "the coordinator was interrupted"})
+			}
 			return nil
 		}
 		if cr.startErr != nil {

@@ -27,6 +27,7 @@ type children struct {
 	// shown: the worker whose failure first was returned, -1 none; stop
 	// does not show it again.
 	firstIdx, shown int
+	abandon         <-chan struct{} // closed when the stop escalated (internal/interrupt)
 }
 
 type lockedBuffer struct {
@@ -137,20 +138,27 @@ func (k *children) firstErr() error {
 // and shows the output of those that failed, each line prefixed with
 // "worker k:".
 func (k *children) stop(stderr io.Writer) {
-	// A worker exits right after its final; one still running then is stuck.
+	// A worker exits right after its final; one still running then is
+	// stuck. After an escalated stop they get a moment only.
 	deadline := time.NewTimer(5 * time.Second)
 	defer deadline.Stop()
+	abandon := k.abandon
 	expired := false
 	for i, exit := range k.exits {
 		var err error
-		if !expired {
+		got := false
+		for !expired && !got {
 			select {
 			case err = <-exit:
+				got = true
 			case <-deadline.C:
 				expired = true
+			case <-abandon:
+				abandon = nil
+				deadline.Reset(time.Second)
 			}
 		}
-		if expired {
+		if !got {
 			select {
 			case err = <-exit:
 			default:

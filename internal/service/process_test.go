@@ -2,6 +2,7 @@ package service_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // serveProc is `sledge serve` running as a child process.
@@ -26,6 +29,7 @@ func startServe(t *testing.T, home, store string) *serveProc {
 	t.Helper()
 	cmd := exec.Command(binPath, "serve", "--listen", "127.0.0.1:0", "--jobs-db", store)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "HOME="+home, "SLEDGE_DB=", "SLEDGE_JOBS_DB=")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a group of its own, as a shell's job
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -176,5 +180,100 @@ func TestServeStopsCommandLineJob(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
 		t.Errorf("sledge run after stop: %v, want exit 130", err)
+	}
+}
+
+// Issue 24 §1: Ctrl-C or SIGTERM, however many copies (the process group's
+// and the process's own; twice in a row), stops sledge serve as documented:
+// its running job stops as on Ctrl-C and is saved interrupted with what
+// it measured, and the service exits 0.
+func TestServeSignalsSaveJobs(t *testing.T) {
+	cases := []struct {
+		name  string
+		sig   syscall.Signal
+		group bool
+	}{
+		{"group-TERM", syscall.SIGTERM, true},
+		{"twice-INT", syscall.SIGINT, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			home := t.TempDir()
+			store := filepath.Join(home, "jobs.db")
+			s := startServe(t, home, store)
+			id := submit(t, s.url, s.token, map[string]any{"kind": "run", "db": sqliteDB(t),
+				"options": map[string]any{"vus": 1, "duration": "5m", "rampup": "0s"}})
+			waitStatus(t, s.url, s.token, id, 20*time.Second, "running")
+			waitTransactions(t, s, id)
+			pid := s.cmd.Process.Pid
+			first := pid
+			if tc.group {
+				first = -pid // pgid == pid
+			}
+			if err := syscall.Kill(first, tc.sig); err != nil {
+				t.Fatal(err)
+			}
+			testdb.Delivered(pid, tc.sig)
+			if err := syscall.Kill(pid, tc.sig); err != nil && err != syscall.ESRCH {
+				t.Fatal(err)
+			}
+			done := make(chan error, 1)
+			go func() { done <- s.cmd.Wait() }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("sledge serve after %s: %v, want exit 0", tc.name, err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("sledge serve did not exit 30 s after %s", tc.name)
+			}
+			var lines []string
+			for l := range s.lines {
+				lines = append(lines, l)
+			}
+			if all := strings.Join(lines, "\n"); !strings.Contains(all, "sledge serve: stopping: running jobs end interrupted") || strings.Contains(all, "goroutine ") {
+				t.Errorf("stderr:\n%s", all)
+			}
+			show := exec.Command(binPath, "jobs", "show", strconv.FormatInt(id, 10), "--json", "--jobs-db", store)
+			show.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "HOME="+home)
+			out, err := show.Output()
+			if err != nil {
+				t.Fatalf("jobs show: %v", err)
+			}
+			var rec struct {
+				Status  string `json:"status"`
+				Summary struct {
+					Interrupted bool                  `json:"interrupted"`
+					Total       struct{ Count int64 } `json:"total"`
+				} `json:"summary"`
+			}
+			if err := json.Unmarshal(out, &rec); err != nil || rec.Status != "interrupted" || !rec.Summary.Interrupted || rec.Summary.Total.Count == 0 {
+				t.Errorf("the job after %s (%v): %s", tc.name, err, out)
+			}
+		})
+	}
+}
+
+// waitTransactions waits until the service's /metrics counts transactions
+// of job id: it has measured something.
+func waitTransactions(t *testing.T, s *serveProc, id int64) {
+	t.Helper()
+	want := fmt.Sprintf(`job_id="%d"`, id)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, b := call(t, s.url, s.token, "GET", "/metrics", nil)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "sledge_transactions_total{") && strings.Contains(line, want) {
+				f := strings.Fields(line)
+				if v, _ := strconv.ParseFloat(f[len(f)-1], 64); v > 0 {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %d counted no transaction in 30 s", id)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
