@@ -101,8 +101,9 @@ worker that vanishes is reported with the share of the run it missed
 
 tpch (TPC-H-derived, docs/tpch.md) runs tests, not virtual users: --test
 power|throughput|both (default both), --streams S (default the
-specification's minimum), --params random|validation (validation on a
-fresh build checks all 22 answers against the references), --no-refresh,
+specification's minimum), --params random|validation (either way, on a
+database as built, with no refresh set applied since, the 22 validation
+answers are checked against the references first), --no-refresh,
 --queries 1,3,5-7, --explain. It prints Power@Size, Throughput@Size and
 QphH@Size, each query's seconds per stream, and the refresh functions';
 all are TPC-H-derived, never TPC-H results.`,
