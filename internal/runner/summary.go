@@ -122,11 +122,11 @@ type RunSummary struct {
 	// TPMCNote says why this tpcc run is not a TPC-C result and cannot be
 	// called tpmC: NOPM above the ceiling, or no keying and think times;
 	// absent when neither holds.
-	TPMCNote string `json:"tpmc_note,omitempty"`
-	TPM         float64       `json:"tpm"`
-	TPMSource   string        `json:"tpm_source"` // "database" or "client"
-	TPMClient   float64       `json:"tpm_client"`
-	TPMNote     string        `json:"tpm_note,omitempty"` // why the database's counters were not used
+	TPMCNote  string  `json:"tpmc_note,omitempty"`
+	TPM       float64 `json:"tpm"`
+	TPMSource string  `json:"tpm_source"` // "database" or "client"
+	TPMClient float64 `json:"tpm_client"`
+	TPMNote   string  `json:"tpm_note,omitempty"` // why the database's counters were not used
 	// The database's own figure whenever its counters were read and did
 	// not reset, headline or not: its commits and rollbacks in the measured
 	// interval (less the statements sledge sent to publish them) per minute.
