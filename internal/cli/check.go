@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -39,15 +40,19 @@ func newCheck(env *Env) *cobra.Command {
 type checkJSON = runner.CheckJSON
 
 func runCheck(ctx context.Context, env *Env, c *common, w workload.Workload, url string) error {
+	idWidth := 4 // TPC-C's ids; tpch's are words ("orderstatus"): the widest sets the column
 	result, failed, err := runner.Check(ctx, runner.CheckEnv{Job: c.job,
 		Header: func(w workload.Workload, url string) {
+			for _, ch := range w.Checks() {
+				idWidth = max(idWidth, utf8.RuneCountInString(ch.ID))
+			}
 			if !c.JSON {
 				fmt.Fprintf(env.Stdout, "consistency of %s in %s (%s)\n", w.Name(), url, runner.ScaleText(w))
 			}
 		},
 		Checked: func(r checkJSON) {
 			if !c.JSON {
-				line := fmt.Sprintf("  %-4s %-7s %s", r.ID, r.Status, r.Desc)
+				line := fmt.Sprintf("  %-*s %-7s %s", idWidth, r.ID, r.Status, r.Desc)
 				switch r.Status {
 				case "fail":
 					line += fmt.Sprintf(" (%s violations)", thousands(r.Violations))

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"runtime"
 	"runtime/debug"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -86,9 +88,41 @@ func Main(ctx context.Context, args []string, env Env) (code int) {
 	}
 	var silent runner.Silent
 	if !errors.As(err, &silent) {
-		fmt.Fprintf(env.Stderr, "sledge: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(env.Stderr, "sledge: %s%s\n", oneLine(err.Error()), didYouMean(root, err))
 	}
 	return exitCode(ctx, err)
+}
+
+var unknownCmd = regexp.MustCompile(`^unknown command "([^"]*)" for "([^"]*)"`)
+
+// didYouMean is "; did you mean "run"?" after cobra's unknown command
+// error when a command of that parent is near the word (cobra puts its
+// suggestions on lines of their own, which the one-line error drops, and
+// only for the root's commands); "" otherwise.
+func didYouMean(root *cobra.Command, err error) string {
+	m := unknownCmd.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	parent := root
+	if path := strings.Fields(m[2]); len(path) > 1 {
+		c, _, ferr := root.Find(path[1:])
+		if ferr != nil || c == nil {
+			return ""
+		}
+		parent = c
+	}
+	if parent.SuggestionsMinimumDistance <= 0 {
+		parent.SuggestionsMinimumDistance = 2 // cobra's default, which it sets only on the root
+	}
+	var names []string
+	for _, s := range parent.SuggestionsFor(m[1]) {
+		names = append(names, strconv.Quote(s))
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return "; did you mean " + strings.Join(names, " or ") + "?"
 }
 
 // isUsage recognises cobra's own parse errors, which are not typed

@@ -147,6 +147,9 @@ func TestContractRunTPCC(t *testing.T) {
 		"connections": jNumber,
 		// issue 24: the job that records the run
 		"job_id": jNumber,
+		// issue 24: TPC-C's NOPM ceiling for the warehouses, and why the
+		// run is no TPC-C result (these runs have no keying or thinking)
+		"nopm_ceiling": jNumber, "tpmc_note": jString,
 	}
 	for _, ty := range []string{"new_order", "payment", "delivery", "order_status", "stock_level"} {
 		for _, f := range []string{"count", "rollbacks", "errors", "p50_ms", "p90_ms", "p95_ms", "p99_ms", "max_ms"} {

@@ -21,6 +21,7 @@ type progress struct {
 	done     sync.WaitGroup
 	mu       sync.Mutex // draw and Println
 	lastLine string
+	lastDraw time.Time // when the last plain line was printed
 }
 
 // Println prints a line of its own above the status line (a TPC-H
@@ -68,6 +69,7 @@ func (p *progress) draw() {
 	defer p.mu.Unlock()
 	if !p.tty {
 		fmt.Fprintln(p.w, text)
+		p.lastDraw = time.Now()
 		return
 	}
 	line := text
@@ -86,6 +88,26 @@ func (p *progress) Stop() {
 	close(p.stop)
 	p.done.Wait()
 	if p.tty && p.lastLine != "" {
+		fmt.Fprint(p.w, "\r\x1b[K")
+	}
+}
+
+// StopWithLast ends the display as Stop does; in plain lines it first
+// prints the last one, for the time since the previous line (a run's
+// last seconds), unless one was printed less than a second ago.
+func (p *progress) StopWithLast() {
+	close(p.stop)
+	p.done.Wait()
+	if !p.tty {
+		p.mu.Lock()
+		recent := !p.lastDraw.IsZero() && time.Since(p.lastDraw) < time.Second
+		p.mu.Unlock()
+		if !recent {
+			p.draw()
+		}
+		return
+	}
+	if p.lastLine != "" {
 		fmt.Fprint(p.w, "\r\x1b[K")
 	}
 }

@@ -103,8 +103,9 @@ worker that vanishes is reported with the share of the run it missed
 
 tpch (TPC-H-derived, docs/tpch.md) runs tests, not virtual users: --test
 power|throughput|both (default both), --streams S (default the
-specification's minimum), --params random|validation (validation on a
-fresh build checks all 22 answers against the references), --no-refresh,
+specification's minimum), --params random|validation (either way, on a
+database as built, with no refresh set applied since, the 22 validation
+answers are checked against the references first), --no-refresh,
 --queries 1,3,5-7, --explain. It prints Power@Size, Throughput@Size and
 QphH@Size, each query's seconds per stream, and the refresh functions';
 all are TPC-H-derived, never TPC-H results.`,
@@ -181,12 +182,17 @@ func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url 
 		},
 		Display: func(plan *engine.Plan, live *engine.Live, name string, kind int) func() {
 			switch {
-			case o.Progress > 0:
+			case o.Progress > 0 && env.pgb != nil:
+				// sledge pgbench: pgbench's own lines.
 				return runner.ProgressLines(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind, o.ProgressTimestamp)
+			case o.Progress > 0:
+				return runner.RunProgressLines(env.Stderr, time.Duration(o.Progress)*time.Second, live, name, kind, o.ProgressTimestamp)
 			case env.pgb != nil:
 				return nil // sledge pgbench: no progress without -P, as pgbench
 			case !o.JSON:
-				return startProgress(env, 10*time.Second, runRenderer(plan, live)).Stop
+				// The last line covers the measured interval's end, which
+				// the lines every 10 s would miss.
+				return startProgress(env, 10*time.Second, runRenderer(plan, live)).StopWithLast
 			}
 			return nil
 		},
@@ -228,6 +234,7 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 	// The rate is over the last few seconds, so it follows the run live.
 	var lastN int64
 	lastT := time.Now()
+	var measureStart time.Time // when the measured interval began, once seen
 	return func() (float64, string) {
 		now := time.Now()
 		phase, since := live.Phase()
@@ -248,20 +255,27 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 			return float64(n) / float64(total), fmt.Sprintf("%s: %s of %s transactions, %s TPM (client)%s",
 				phase, thousands(n), thousands(total), thousands(int64(rate)), errs)
 		}
+		// The measured interval's lines count its transactions only, as
+		// the summary does; ramp-up's say theirs are not counted.
 		el := now.Sub(since)
-		var frac float64
-		var span time.Duration
-		switch phase {
-		case engine.PhaseRampup:
-			span = p.Rampup
-			frac = el.Seconds() / (p.Rampup + p.Duration).Seconds()
-		case engine.PhaseMeasure:
-			span = p.Duration
-			frac = (p.Rampup + el).Seconds() / (p.Rampup + p.Duration).Seconds()
-		default:
-			return -1, fmt.Sprintf("%s: %s transactions", phase, thousands(n))
+		switch {
+		case phase == engine.PhaseRampup:
+			return el.Seconds() / (p.Rampup + p.Duration).Seconds(), fmt.Sprintf("ramp-up %.0fs/%.0fs: %s transactions, not measured, %s TPM (client)%s",
+				el.Seconds(), p.Rampup.Seconds(), thousands(n), thousands(int64(rate)), errs)
+		case phase == engine.PhaseMeasure:
+			measureStart = since
+			return (p.Rampup + el).Seconds() / (p.Rampup + p.Duration).Seconds(), fmt.Sprintf("measure %.0fs/%.0fs: %s transactions measured, %s TPM (client)%s",
+				el.Seconds(), p.Duration.Seconds(), thousands(live.Measured()), thousands(int64(rate)), errs)
+		case phase == engine.PhaseStop && live.Measured() > 0:
+			// The end, the measured interval's last seconds included.
+			el = p.Duration
+			if !measureStart.IsZero() {
+				el = since.Sub(measureStart)
+			}
+			m := live.Measured()
+			return 1, fmt.Sprintf("measured %.0fs/%.0fs: %s transactions measured, %s TPM (client)%s",
+				el.Seconds(), p.Duration.Seconds(), thousands(m), thousands(int64(float64(m)/max(el.Minutes(), 1e-9))), errs)
 		}
-		return frac, fmt.Sprintf("%s %.0fs/%.0fs: %s transactions, %s TPM (client)%s",
-			phase, el.Seconds(), span.Seconds(), thousands(n), thousands(int64(rate)), errs)
+		return -1, fmt.Sprintf("%s: %s transactions, none measured", phase, thousands(n))
 	}
 }

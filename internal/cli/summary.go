@@ -88,6 +88,9 @@ func printBody(out io.Writer, s *runSummary) {
 		fmt.Fprintf(out, "%-5s %12s   new orders per minute, from the database (Σ district.d_next_o_id)\n",
 			s.MeterName, thousands(int64(*s.NOPM+0.5)))
 	}
+	if s.TPMCNote != "" {
+		fmt.Fprintf(out, "note: %s\n", s.TPMCNote)
+	}
 	if s.TPMSource == "database" {
 		fmt.Fprintf(out, "%-5s %12s   transactions per minute, from the database's commit and rollback counters\n",
 			"TPM", thousands(int64(s.TPM+0.5)))

@@ -238,7 +238,7 @@ func TestWorkersTPCCNOPM(t *testing.T) {
 		}
 		if workers == 4 {
 			for k, w := range res.Workers {
-				if want := fmt.Sprintf("warehouses %d-%d", k+1, k+1); w.Share != want || w.VUs != 1 {
+				if want := fmt.Sprintf("warehouse %d", k+1); w.Share != want || w.VUs != 1 { // issue 24: not "warehouses 1-1"
 					t.Errorf("worker %d: %+v, want %s with 1 VU", k, w, want)
 				}
 			}
@@ -391,10 +391,10 @@ func TestPrintWorkers(t *testing.T) {
 		{nil, ""},
 		{[]runner.WorkerJSON{
 			{Index: 0, VUs: 2, Share: "warehouses 1-2", Transactions: 12345, State: "finished"},
-			{Index: 1, VUs: 1, Share: "warehouses 3-3", Transactions: 7, State: "vanished", Missed: 0.625},
+			{Index: 1, VUs: 1, Share: "warehouse 3", Transactions: 7, State: "vanished", Missed: 0.625},
 		}, "2 workers, started together; their histograms and counts are merged:\n" +
 			"  worker 0: warehouses 1-2, 2 virtual users, 12,345 transactions, finished\n" +
-			"  worker 1: warehouses 3-3, 1 virtual user, 7 transactions, vanished, missing 62% of its share of the measured interval\n"},
+			"  worker 1: warehouse 3, 1 virtual user, 7 transactions, vanished, missing 62% of its share of the measured interval\n"},
 	}
 	for _, tc := range cases {
 		var b bytes.Buffer

@@ -119,6 +119,7 @@ type view struct {
 	Rows       []row
 	PairRows   []pairRow
 	Settings   []Fact
+	Version    string // the one "version" fact: the server's own words, else DBVersion
 }
 
 // pairRow is a Pair as the table shows it.
@@ -208,8 +209,16 @@ func build(r *Report) *view {
 	for _, p := range r.Pairs {
 		v.PairRows = append(v.PairRows, newPairRow(p))
 	}
+	// PostgreSQL's settings carry version() ("PostgreSQL 15.14 on
+	// x86_64-pc-linux-gnu, compiled by …"): it is the version row, not a
+	// second row of the same name.
+	v.Version = r.DBVersion
 	keys := make([]string, 0, len(r.Settings))
 	for k := range r.Settings {
+		if k == "version" {
+			v.Version = r.Settings[k]
+			continue
+		}
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)

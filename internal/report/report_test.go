@@ -48,6 +48,32 @@ func TestWriteSelfContainedAndEscaped(t *testing.T) {
 	}
 }
 
+// The database's version is one fact, in the server's own words when its
+// settings carry them (PostgreSQL's version()), never two "version" rows.
+func TestWriteOneVersion(t *testing.T) {
+	for _, c := range []struct {
+		name, full, want string
+	}{
+		{"settings carry version()", "PostgreSQL 15.14 on x86_64-pc-linux-gnu, compiled by gcc 12.2.0, 64-bit", "<dt>version</dt><dd>PostgreSQL 15.14 on x86_64-pc-linux-gnu, compiled by gcc 12.2.0, 64-bit</dd>"},
+		{"no version setting", "", "<dt>version</dt><dd>PostgreSQL 15.14</dd>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := sample()
+			if c.full != "" {
+				r.Settings["version"] = c.full
+			}
+			var buf bytes.Buffer
+			if err := Write(&buf, r); err != nil {
+				t.Fatal(err)
+			}
+			html := buf.String()
+			if n := strings.Count(html, "<dt>version</dt>"); n != 1 || !strings.Contains(html, c.want) {
+				t.Errorf("%d version rows, want 1: %q", n, c.want)
+			}
+		})
+	}
+}
+
 func TestWriteCases(t *testing.T) {
 	nopm := 1200.0
 	cases := []struct {

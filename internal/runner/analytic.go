@@ -69,6 +69,7 @@ func runAnalytic(ctx context.Context, env RunEnv, o *RunOptions, a workload.Anal
 	aenv := workload.AnalyticEnv{
 		Dialect: sd.Dialect(), Database: s.URL, Driver: fmt.Sprintf("%s %s (%s)", info.Driver, info.Version, info.Transport),
 		Ctl: ctl, Connect: sd.ConnectSQL, Seed: o.Seed,
+		Suggest: func(cmd string) (string, string) { return Suggest(cmd, s.Raw, o.Explicit) },
 	}
 	// Each step's line goes to the terminal (above the live status when
 	// there is one) unless --json, and to env.Progress (compare's cells).

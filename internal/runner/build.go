@@ -25,6 +25,8 @@ type BuildResult struct {
 	RowsPerS  float64 `json:"rows_per_s"`
 	Completed bool    `json:"completed"`
 	JobID     int64   `json:"job_id,omitempty"` // the job that records the build; absent with --no-job
+	// AfterLoad names what IndexesS covers ("indexes and procedures").
+	AfterLoad string `json:"-"`
 }
 
 // SetJobID records the job that keeps the build (JobRun.SetSummary).
@@ -130,8 +132,8 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 			stopDisp = nil
 			// One total for one build: the rows so far of all the build
 			// will load, the last table's included (it comes last).
-			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating indexes and procedures, then loading %s (%s rows), which marks the build complete\n",
-				Thousands(prog.Loaded()), Thousands(prog.Total), Seconds(loaded.Sub(start)), tables[last].Name, Thousands(tables[last].Rows))
+			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating %s, then loading %s (%s rows), which marks the build complete\n",
+				Thousands(prog.Loaded()), Thousands(prog.Total), Seconds(loaded.Sub(start)), plan.afterLoad(s.DB, w), tables[last].Name, Thousands(tables[last].Rows))
 		}
 		if err = plan.script(ctx, s.DB, w, "indexes"); err != nil {
 			err = fmt.Errorf("create indexes: %w", err)
@@ -161,8 +163,35 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 		Workload: w.Name(), Database: s.URL, Scale: ScaleText(w), Seed: seed, BuildVUs: vus,
 		Rows: rows, LoadS: loaded.Sub(start).Seconds(), IndexesS: end.Sub(loaded).Seconds(),
 		TotalS: end.Sub(start).Seconds(), RowsPerS: float64(rows) / loaded.Sub(start).Seconds(),
-		Completed: true,
+		Completed: true, AfterLoad: plan.afterLoad(s.DB, w),
 	}, nil
+}
+
+// AfterLoader is a workload that names what its build creates between
+// the load and the marker ("indexes and statistics").
+type AfterLoader interface{ AfterLoad() string }
+
+// afterLoad names what the build creates after the load, for its
+// messages: the workload's words, else "indexes and procedures", or
+// "indexes" where there are no procedures (SQLite has none; a plan or a
+// SQL text may have none).
+func (p plan) afterLoad(d db.DB, w workload.Workload) string {
+	if a, ok := w.(AfterLoader); ok {
+		return a.AfterLoad()
+	}
+	sd, isSQL := d.(db.SQLDB)
+	stmts, planned := p.Scripts["procedures"]
+	switch sw, ok := w.(workload.SQLScripter); {
+	case isSQL && sd.Dialect() == "sqlite":
+		return "indexes"
+	case planned:
+	case ok && isSQL:
+		stmts, planned = sw.Script(sd.Dialect(), "procedures"), true
+	}
+	if planned && len(stmts) == 0 {
+		return "indexes"
+	}
+	return "indexes and procedures"
 }
 
 // plan is a workload's BuildPlan as the build follows it.

@@ -151,7 +151,7 @@ func executeCommand(ctx context.Context, kind string, args []string, x Exec, std
 			},
 			Display: func(_ *engine.Plan, live *engine.Live, name string, kind int) func() {
 				if ro.Progress > 0 {
-					return ProgressLines(jstderr, time.Duration(ro.Progress)*time.Second, live, name, kind, ro.ProgressTimestamp)
+					return RunProgressLines(jstderr, time.Duration(ro.Progress)*time.Second, live, name, kind, ro.ProgressTimestamp)
 				}
 				return nil
 			},

@@ -86,6 +86,15 @@ func (c progressCounts) sub(o progressCounts) progressCounts {
 // 3.210 ms stddev 1.234, 0 failed", then sledge's own figures (NOPM,
 // reconnects): elapsed since the start, then the interval's figures.
 func progressLine(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool, live *engine.Live) string {
+	line := progressFigures(elapsed, span, d, meter, hasMeter)
+	if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
+		line += fmt.Sprintf(" (%s)", phase)
+	}
+	return line
+}
+
+// progressFigures is a progress line without its phase.
+func progressFigures(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps", elapsed.Seconds(), float64(d.completed)/span.Seconds())
 	if d.completed > 0 {
@@ -104,8 +113,99 @@ func progressLine(elapsed, span time.Duration, d progressCounts, meter string, h
 	if d.reconnects > 0 {
 		fmt.Fprintf(&b, ", %d reconnects", d.reconnects)
 	}
-	if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
-		fmt.Fprintf(&b, " (%s)", phase)
-	}
 	return b.String()
+}
+
+// RunProgressLines prints sledge run's -P lines, in pgbench's format
+// (ProgressLines), each line of one phase: ramp-up lines end "(ramp-up)";
+// when the measured interval begins, the ramp-up's last, shorter line is
+// printed with its length ("(ramp-up, 0.4 s)") and the lines start again
+// from there, so the measured lines count measured transactions only;
+// stop prints the measured interval's last, shorter line with its length
+// ("(last 2.0 s)"), which a line every interval would miss.
+// sledge pgbench keeps pgbench's own lines (ProgressLines).
+func RunProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int, epoch bool) (stop func()) {
+	start := time.Now()
+	var mu sync.Mutex // the fields below, between the loop and stop
+	last, lastAt, measuring := progressCount(live, meterKind), start, false
+	polled := engine.PhaseConnect // the phase the loop saw last
+	print := func(at time.Time, c progressCounts, note string) {
+		line := progressFigures(at.Sub(start), at.Sub(lastAt), c.sub(last), meter, meterKind >= 0)
+		if note != "" {
+			line += " (" + note + ")"
+		}
+		if epoch {
+			line = epochLine(line, at)
+		}
+		fmt.Fprintln(w, line)
+		last, lastAt = c, at
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTimer(every)
+		defer tick.Stop()
+		// The phase is looked at often, so that the measured lines
+		// start close to the measured interval's start.
+		poll := time.NewTicker(min(every, 100*time.Millisecond))
+		defer poll.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				mu.Lock()
+				note := ""
+				if phase, _ := live.Phase(); phase != engine.PhaseMeasure || !measuring {
+					note = phase.String()
+				}
+				print(now, progressCount(live, meterKind), note)
+				mu.Unlock()
+				tick.Reset(every)
+			case now := <-poll.C:
+				mu.Lock()
+				phase, since := live.Phase()
+				if phase == engine.PhaseMeasure && !measuring {
+					measuring = true
+					switch {
+					case polled == engine.PhaseRampup:
+						// The ramp-up's last part gets its line.
+						print(now, progressCount(live, meterKind), fmt.Sprintf("ramp-up, %.1f s", now.Sub(lastAt).Seconds()))
+						tick.Reset(every)
+					case since.After(lastAt):
+						// No ramp-up: connecting ran no transaction, and
+						// the first line covers the measured interval's
+						// first N seconds.
+						lastAt = since
+						tick.Reset(max(every-now.Sub(since), 0))
+					}
+				}
+				polled = phase
+				mu.Unlock()
+			}
+		}
+	}()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			close(done)
+			wg.Wait()
+			mu.Lock()
+			defer mu.Unlock()
+			if !measuring {
+				return // nothing measured, or too short to see
+			}
+			// The measured interval ends where the stop phase begins;
+			// its transactions in flight then are counted in it.
+			end := time.Now()
+			if phase, since := live.Phase(); phase == engine.PhaseStop && since.After(lastAt) {
+				end = since
+			}
+			if span := end.Sub(lastAt); span >= 50*time.Millisecond {
+				print(end, progressCount(live, meterKind), fmt.Sprintf("last %.1f s", span.Seconds()))
+			}
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -115,10 +116,17 @@ type RunSummary struct {
 	Interrupted bool          `json:"interrupted"`
 	MeterName   string        `json:"-"`
 	NOPM        *float64      `json:"nopm,omitempty"`
-	TPM         float64       `json:"tpm"`
-	TPMSource   string        `json:"tpm_source"` // "database" or "client"
-	TPMClient   float64       `json:"tpm_client"`
-	TPMNote     string        `json:"tpm_note,omitempty"` // why the database's counters were not used
+	// NOPMCeiling is TPC-C's ceiling on NOPM for the warehouses: about
+	// 12.86 per warehouse, which keying and think times impose (tpcc).
+	NOPMCeiling *float64 `json:"nopm_ceiling,omitempty"`
+	// TPMCNote says why this tpcc run is not a TPC-C result and cannot be
+	// called tpmC: NOPM above the ceiling, or no keying and think times;
+	// absent when neither holds.
+	TPMCNote  string  `json:"tpmc_note,omitempty"`
+	TPM       float64 `json:"tpm"`
+	TPMSource string  `json:"tpm_source"` // "database" or "client"
+	TPMClient float64 `json:"tpm_client"`
+	TPMNote   string  `json:"tpm_note,omitempty"` // why the database's counters were not used
 	// The database's own figure whenever its counters were read and did
 	// not reset, headline or not: its commits and rollbacks in the measured
 	// interval (less the statements sledge sent to publish them) per minute.
@@ -396,7 +404,39 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 			sum.NOPM = &v
 		}
 	}
+	if sum.Warehouses != nil && w.Name() == "tpcc" {
+		ceiling := NOPMPerWarehouse * float64(*sum.Warehouses)
+		sum.NOPMCeiling = &ceiling
+		sum.TPMCNote = tpmcNote(sum.NOPM, ceiling, *sum.Warehouses, o.KeyingThinking)
+	}
 	return sum
+}
+
+// NOPMPerWarehouse is TPC-C's ceiling on new orders per minute per
+// warehouse: ten terminals, each at most about 1.286 a minute once it
+// keys and thinks as the specification says (docs/tpcc.md).
+const NOPMPerWarehouse = 12.86
+
+// tpmcNote says why a TPC-C run is not a TPC-C result, when NOPM is above
+// the ceiling for its warehouses or it had no keying and think times;
+// "" when neither holds (it is still no audited result: README).
+func tpmcNote(nopm *float64, ceiling float64, warehouses int, keying bool) string {
+	var why []string
+	if nopm != nil && *nopm > ceiling {
+		of := "1 warehouse"
+		if warehouses != 1 {
+			of = fmt.Sprintf("%s warehouses, %.2f each", Thousands(int64(warehouses)), NOPMPerWarehouse)
+		}
+		why = append(why, fmt.Sprintf("NOPM %s is above TPC-C's ceiling of about %s for %s",
+			Thousands(int64(*nopm+0.5)), strconv.FormatFloat(math.Round(ceiling*100)/100, 'f', -1, 64), of))
+	}
+	if !keying {
+		why = append(why, "the run had no keying or think times (--keying-thinking)")
+	}
+	if len(why) == 0 {
+		return ""
+	}
+	return strings.Join(why, ", and ") + ": this is not a TPC-C result and cannot be called tpmC"
 }
 
 // StmtJSON is one statement's or script command's timing (-r).

@@ -16,7 +16,7 @@ func TestShareContiguousClients(t *testing.T) {
 		{4, 1, [][]int{{0, 1, 2, 3}}, []string{"clients 0-3"}},
 		{8, 4, [][]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}}, []string{"clients 0-1", "clients 2-3", "clients 4-5", "clients 6-7"}},
 		{5, 2, [][]int{{0, 1}, {2, 3, 4}}, []string{"clients 0-1", "clients 2-4"}},
-		{3, 3, [][]int{{0}, {1}, {2}}, []string{"clients 0-0", "clients 1-1", "clients 2-2"}},
+		{3, 3, [][]int{{0}, {1}, {2}}, []string{"client 0", "client 1", "client 2"}},
 	}
 	for _, tc := range cases {
 		for k := range tc.workers {

@@ -90,4 +90,8 @@ type AnalyticEnv struct {
 	// Progress receives one line per step as it ends ("stream 0 Q14
 	// 0.012 s, 1 row"), nil when the run is quiet (--json).
 	Progress func(line string)
+	// Suggest completes a command a message suggests with the run's
+	// database (" --db URL", password left out) and a note naming the
+	// variable for the password; nil: the command as it is.
+	Suggest func(cmd string) (how, note string)
 }

@@ -292,7 +292,7 @@ type Describer interface {
 // the workers of a scale-out run their own way (TPC-C: by home warehouse,
 // so that each worker's terminals touch a contiguous range of warehouses).
 // Share returns the global indices of the VUs worker k of n runs, of vus in
-// all, and a description ("warehouses 1-5"); together the workers run
+// all, and a description ("warehouses 1-5", "warehouse 6"); together the workers run
 // every VU exactly once. Called after Attach. Its error is one line: the
 // run cannot be split so.
 type Sharer interface {
@@ -316,7 +316,16 @@ func Share(w Workload, k, n, vus int) ([]int, string, error) {
 	for i := lo; i < hi; i++ {
 		ids = append(ids, i)
 	}
-	return ids, fmt.Sprintf("clients %d-%d", lo, hi-1), nil
+	return ids, RangeText("client", "clients", lo, hi-1), nil
+}
+
+// RangeText names the range lo..hi of a share: "clients 0-3", or
+// "client 2" when it holds one (not "clients 2-2").
+func RangeText(one, many string, lo, hi int) string {
+	if lo == hi {
+		return fmt.Sprintf("%s %d", one, lo)
+	}
+	return fmt.Sprintf("%s %d-%d", many, lo, hi)
 }
 
 // FailClass is the class of a failed transaction's error, as pgbench's

@@ -1,6 +1,10 @@
 package tpcc
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/sledge-bench/sledge/internal/workload"
+)
 
 // Share gives worker k of n the VUs whose home warehouse (vu%W + 1, as
 // NewTerminal sets it) lies in the k-th of n contiguous ranges of the W
@@ -20,5 +24,5 @@ func (w *Workload) Share(k, n, vus int) ([]int, string, error) {
 	if len(ids) == 0 {
 		return nil, "", fmt.Errorf("worker %d of %d would have no virtual user: with %d warehouses, give at least %d virtual users (--vus) or fewer workers", k, n, wh, (n-1)*wh/n+1)
 	}
-	return ids, fmt.Sprintf("warehouses %d-%d", lo+1, hi), nil
+	return ids, workload.RangeText("warehouse", "warehouses", lo+1, hi), nil
 }

@@ -24,8 +24,14 @@ func TestShareByWarehouse(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				// "warehouses 3-5", or "warehouse 3" alone (not "3-3").
 				var lo, hi int
-				if _, err := fmt.Sscanf(desc, "warehouses %d-%d", &lo, &hi); err != nil || lo != nextWH {
+				if _, err := fmt.Sscanf(desc, "warehouse %d", &lo); err == nil {
+					hi = lo
+				} else if _, err := fmt.Sscanf(desc, "warehouses %d-%d", &lo, &hi); err != nil || lo == hi {
+					t.Fatalf("worker %d: %q, want \"warehouse N\" or \"warehouses N-M\"", k, desc)
+				}
+				if lo != nextWH {
 					t.Fatalf("worker %d: %q, want warehouses from %d", k, desc, nextWH)
 				}
 				nextWH = hi + 1

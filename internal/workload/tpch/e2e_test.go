@@ -259,14 +259,15 @@ func TestFailuresKeepTheResult(t *testing.T) {
 	}{
 		{"wrong answer", "UPDATE lineitem SET l_quantity = l_quantity + 1 WHERE l_orderkey = 1 AND l_linenumber = 1",
 			[]string{"--params", "validation", "--no-refresh", "--test", "power"}, "Q1 row 3 column sum_qty: got 742803, want 742802"},
-		{"failed query", "DROP TABLE region", []string{"--test", "power", "--no-refresh"}, "stream 0 Q2: "},
+		// A refresh set applied: no validation pass before the power test.
+		{"failed query", "DROP TABLE region; UPDATE tpch_meta SET value = '2' WHERE name = 'next_set'", []string{"--test", "power", "--no-refresh"}, "stream 0 Q2: "},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			u := "sqlite://" + filepath.Join(t.TempDir(), "tpch.db")
 			if code, _, errs := sledge(t, home, "build", "tpch", "--db", u, "--scale", "0.01"); code != 0 {
 				t.Fatalf("build: exit %d: %s", code, errs)
 			}
-			sqliteExec(t, u, c.change)
+			sqliteExec(t, u, strings.Split(c.change, "; ")...)
 			code, out, errs := sledge(t, home, append([]string{"run", "tpch", "--db", u, "--json"}, c.args...)...)
 			if code != 1 || !strings.Contains(errs, c.want) {
 				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errs, c.want)
@@ -292,6 +293,50 @@ func TestFailuresKeepTheResult(t *testing.T) {
 				t.Errorf("jobs show %d: exit %d, the stored result lacks the error: %.300s", r.JobID, code, out)
 			}
 		})
+	}
+}
+
+// Answers are verified by default while the data is as built: a default
+// run's validation pass checks the 22 answers before RF1 changes the
+// data. The next run cannot verify, and says in one line the command
+// that gets a verified run, which then verifies.
+func TestVerifiedByDefault(t *testing.T) {
+	home := t.TempDir()
+	u := "sqlite://" + filepath.Join(t.TempDir(), "tpch.db")
+	if code, _, errs := sledge(t, home, "build", "tpch", "--db", u, "--scale", "0.01"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, errs)
+	}
+	code, out, errs := sledge(t, home, "run", "tpch", "--db", u, "--test", "power", "--json")
+	if code != 0 {
+		t.Fatalf("run: exit %d: %s", code, errs)
+	}
+	r := decode[struct {
+		Verified   *bool    `json:"verified"`
+		VerifyNote string   `json:"verify_note"`
+		Params     string   `json:"params"`
+		Validation []any    `json:"validation"`
+		Refresh    []any    `json:"refresh"`
+		Power      *float64 `json:"power"`
+	}](t, out)
+	if r.Verified == nil || !*r.Verified || len(r.Validation) != 22 || r.Params != "random" || len(r.Refresh) != 2 || r.Power == nil ||
+		r.VerifyNote != "22 of 22 validation queries, against the references for SF 0.01" {
+		t.Errorf("default run on a fresh build: %+v; want verified by a validation pass of 22, then the power test with its refresh pair", r)
+	}
+
+	code, out, errs = sledge(t, home, "run", "tpch", "--db", u, "--test", "power", "--no-refresh")
+	cmd := fmt.Sprintf("sledge drop tpch --db %[1]s && sledge build tpch --db %[1]s --scale 0.01 && sledge run tpch --db %[1]s", u)
+	want := "answers: not verified (refresh set 1 has changed the data since the build); a verified run: " + cmd + "\n"
+	if code != 0 || !strings.Contains(out, want) {
+		t.Fatalf("run after a refresh: exit %d, %s\n%s\nwant the line %q", code, errs, out, want)
+	}
+	for _, c := range strings.Split(cmd, " && ") {
+		args := strings.Fields(c)[1:]
+		if code, out, errs = sledge(t, home, args...); code != 0 {
+			t.Fatalf("%s: exit %d: %s", c, code, errs)
+		}
+	}
+	if want := "answers: verified (22 of 22 validation queries, against the references for SF 0.01)\n"; !strings.Contains(out, want) {
+		t.Errorf("the suggested run:\n%s\nwant the line %q", out, want)
 	}
 }
 

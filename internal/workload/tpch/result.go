@@ -158,9 +158,9 @@ func (r *Result) WriteText(w io.Writer) {
 	case r.Verified != nil:
 		fmt.Fprintf(w, "answers: DIFFER from the references\n")
 	case r.VerifyNote != "":
-		fmt.Fprintf(w, "answers: %s\n", r.VerifyNote)
+		fmt.Fprintf(w, "answers: %s\n", r.VerifyNote) // "not verified (why); a verified run: …"
 	default:
-		fmt.Fprintf(w, "answers: not verified (random parameters; --params validation checks them against the references)\n")
+		fmt.Fprintf(w, "answers: not verified\n")
 	}
 	if len(r.Plans) > 0 {
 		fmt.Fprintf(w, "plans: %d stored with the run (sledge jobs show --json)\n", len(r.Plans))

@@ -67,7 +67,7 @@ func flags(cmd string, fs *pflag.FlagSet) func(seed uint64) (workload.Workload, 
 	case "run":
 		fs.StringVar(&cfg.Test, "test", "both", "tpch: power, throughput or both (the power test, then the throughput test)")
 		fs.IntVar(&cfg.Streams, "streams", 0, "tpch: query streams of the throughput test (default: the specification's minimum for the scale factor, 2 below SF 10)")
-		fs.StringVar(&cfg.Params, "params", "random", "tpch: substitution parameters: random (qgen's, from --seed) or validation (the specification's, whose answers are checked)")
+		fs.StringVar(&cfg.Params, "params", "random", "tpch: substitution parameters: random (qgen's, from --seed) or validation (the specification's in every stream); the validation answers are checked either way while the data is as built")
 		fs.BoolVar(&cfg.NoRefresh, "no-refresh", false, "tpch: skip the refresh functions RF1 and RF2 (HammerDB's default)")
 		fs.StringVar(&qlist, "queries", "", "tpch: run only these queries, such as 1,3,5-7 (no composite figures then)")
 		fs.BoolVar(&cfg.Explain, "explain", false, "tpch: store each query's plan with the run (EXPLAIN before the tests)")
@@ -199,6 +199,10 @@ func (w *Workload) NewTerminal(int, int, uint64) workload.Terminal { return nil 
 var tableNames = []string{"lineitem", "orders", "partsupp", "part", "customer", "supplier", "nation", "region", metaTable}
 
 // Script is the SQL of a build step in dialect d (workload.SQLScripter).
+// AfterLoad names what the build creates after the load (runner's
+// messages): the keys and indexes, then the statistics (Script).
+func (w *Workload) AfterLoad() string { return "indexes and statistics" }
+
 func (w *Workload) Script(d, step string) []string {
 	dl := queries.Dialect(d)
 	switch step {
