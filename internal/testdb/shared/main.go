@@ -116,6 +116,12 @@ func run(args []string) int {
 				return 0
 			case errors.As(err, &exit) && exit.ExitCode() > 0:
 				return exit.ExitCode()
+			case errors.As(err, &exit):
+				// Ended by a signal: the shell's 128+n.
+				if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+					return 128 + int(ws.Signal())
+				}
+				return 1
 			default:
 				fmt.Fprintf(os.Stderr, "shared: %v\n", err)
 				return 1
