@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -17,21 +17,79 @@ tracked:
 servers:
 	./scripts/install-servers.sh
 
+# The sqlite_modernc tag changes only internal/db/sqlite's driver files.
 vet:
 	$(GO) vet ./...
-	$(GO) vet -tags sqlite_modernc ./...
+	$(GO) vet -tags sqlite_modernc ./internal/db/sqlite/
 	@test -z "$$(gofmt -l cmd internal)" || { echo "gofmt needed:"; gofmt -l cmd internal; exit 1; }
 
-# Everything with the default SQLite driver (mattn where cgo builds), then
-# the packages that use SQLite again on the pure-Go driver (less internal/cli's
-# tests of sledge pgbench on PostgreSQL, of kube manifests and of scale-out
-# workers, which no SQLite driver changes). Screenshots of
-# the serve page's browser test are kept in test-artifacts/.
+# Unit and end-to-end tests in groups that run at the same time (many
+# tests wait on run durations and servers more than they compute), each
+# with its own time limit, at least twice what the group takes on a busy
+# 2-core machine. internal/testdb/shared starts one
+# private PostgreSQL and one MariaDB for the whole run (tests that restart,
+# pause or reconfigure a server, or read its server-wide counters, still
+# start their own) and stops them at the end, failed or interrupted.
+# internal/cli is split into shards by test name; the last shard takes
+# every test the others do not name, so a new test always runs. Times on
+# 2 cores at a load average of about 20 (2026-11-27): db/mysql 423 s,
+# db/postgres 330 s, the cli shards 166-330 s, faults 257 s, kube 19 s with
+# a warm build cache (433 s cold), the other packages at most 90 s each;
+# the whole unit target 10m20s. A group that nears half its limit on a
+# busy machine gets a longer one or is split.
+# Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
+UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-kube unit-packages unit-modernc
+UNIT_JOBS ?= 6
 unit:
-	$(GO) test -count=1 -timeout 12m ./...
-	$(GO) test -count=1 -timeout 12m -tags sqlite_modernc -skip '^Test(Contract)?(Pgbench|Kube|Workers?)' ./internal/db/sqlite/ ./internal/jobs/ ./internal/cli/
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	$(GO) build -o "$$d/shared" ./internal/testdb/shared && \
+	"$$d/shared" -- $(MAKE) --no-print-directory -k -j$(UNIT_JOBS) -O $(UNIT_GROUPS)
+
+# The slowest packages alone, the rest together. -parallel 4: their
+# parallel tests wait on servers and run durations more than they compute,
+# so more of them than the 2 CPUs run at once.
+SLOW_PACKAGES = /internal/(cli|db/postgres|db/mysql|faults|kube)$$
+unit-db-postgres:
+	$(GO) test -count=1 -timeout 14m -parallel 4 ./internal/db/postgres/
+unit-db-mysql:
+	$(GO) test -count=1 -timeout 15m -parallel 4 ./internal/db/mysql/
+# TestDockerfileStaticBuild builds sledge as the Dockerfile does (static,
+# -trimpath, modernc.org/sqlite): with a cold build cache, every package
+# compiled again (about 7 minutes on a busy machine).
+unit-kube:
+	$(GO) test -count=1 -timeout 15m ./internal/kube/
+unit-faults:
+	$(GO) test -count=1 -timeout 12m ./internal/faults/
+unit-packages:
+	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -E '$(SLOW_PACKAGES)')
+
+CLI_WORKERS = ^Test(Workers|WorkerKilled|ContractRunWorkers)
+CLI_SERVERS = ^Test(SecretsNeverLeak|DatabaseTPMAgreesWithClient|OtherActivityMakesClientTheHeadline|ComparePostgres|CompareTPCHSQLiteAndPostgres)$$
+CLI_PGBENCH = ^Test(Pgbench|ScriptsOnEveryDatabase$$|SuggestedCommandsCanBePasted$$|EveryTransactionFailsExits3$$|PerStatementRollbacksAreNotFailures$$|RunConnectPerTxReport$$)
+CLI_SQLITE = ^Test(ModesLeaveTheSameContents|InterruptPrintsSummaryAndExits130|VersionNamesTheBuild|InterruptedBuildIsIncomplete|JobsSurviveSIGKILL|ExecuteParity|RunMetrics|BuildPrintsOneRowTotal)$$
+unit-cli-workers:
+	$(GO) test -count=1 -timeout 12m -run '$(CLI_WORKERS)' ./internal/cli/
+unit-cli-servers:
+	$(GO) test -count=1 -timeout 12m -parallel 4 -run '$(CLI_SERVERS)' ./internal/cli/
+unit-cli-pgbench:
+	$(GO) test -count=1 -timeout 12m -parallel 4 -run '$(CLI_PGBENCH)' ./internal/cli/
+unit-cli-sqlite:
+	$(GO) test -count=1 -timeout 12m -run '$(CLI_SQLITE)' ./internal/cli/
+unit-cli-rest:
+	$(GO) test -count=1 -timeout 12m -skip '$(CLI_WORKERS)|$(CLI_SERVERS)|$(CLI_PGBENCH)|$(CLI_SQLITE)' ./internal/cli/
+
+# The packages that use SQLite again on the pure-Go driver, and of
+# internal/cli the tests whose outcome the SQLite driver can change: runs,
+# builds and checks of a SQLite database in-process and as a process (its
+# binary built with the same driver), TPC-H on SQLite, the job store and the
+# keys that name the driver. The rest of internal/cli does not touch SQLite
+# beyond the job store, which internal/jobs covers.
+CLI_MODERNC = ^Test(Jobs|RunEveryModeThenCheck$$|ModesLeaveTheSameContents$$|CheckFailsOnBrokenData$$|BuildRefusesToLoadOverASchemaAndDropRemovesIt$$|DefaultDatabaseIsBuiltOnFirstRun$$|InterruptPrintsSummaryAndExits130$$|CompareSQLite$$|CompareTPCHTable$$|ExecuteTPCHProgress$$|CostOnSQLiteIsEmbedded$$|Contract(RunTPCC|Check|Build|TPCH)$$)
+unit-modernc:
+	$(GO) test -count=1 -timeout 8m -tags sqlite_modernc ./internal/db/sqlite/ ./internal/jobs/
+	$(GO) test -count=1 -timeout 10m -tags sqlite_modernc -run '$(CLI_MODERNC)' ./internal/cli/
 
 # Each fuzz target for about 5 s on a 2-core machine: enough to catch
 # regressions in CI. Budgets are counts of executions, not durations: Go

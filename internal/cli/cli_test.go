@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // runCLI runs sledge in-process with a private data home, and returns its
@@ -90,9 +92,14 @@ func TestMain(m *testing.M) {
 	if tpchPath != "" {
 		os.RemoveAll(filepath.Dir(tpchPath))
 	}
-	if err := pgLazy.Stop(); err != nil && code == 0 {
-		fmt.Fprintln(os.Stderr, "stop postgres:", err)
-		code = 1
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	for _, l := range []*testdb.Lazy{pgLazy, mariaLazy} {
+		if err := l.Stop(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }

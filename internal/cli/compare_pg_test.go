@@ -1,29 +1,19 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // compare on a private PostgreSQL server: procedure against client, over
 // TCP and (derived with --socket) the unix socket, producing the table and
 // the HTML report.
 func TestComparePostgres(t *testing.T) {
-	srv, err := testdb.StartPostgres(context.Background())
-	srv = testdb.Need(t, srv, err)
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Log(err)
-		}
-	})
-	u := fmt.Sprintf("postgres://%s:%s@%s:%d/compare", srv.User, srv.Password, srv.Host, srv.Port)
+	srv := pgLazy.Get(t)
+	u := ownDB(t, srv, "compare")
 	home := t.TempDir()
 	if _, stderr, code := runCLI(t, home, "build", "--db", u, "--warehouses", "1", "--no-job"); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, stderr)

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,16 +10,12 @@ import (
 	"testing"
 
 	"github.com/sledge-bench/sledge/internal/runner"
-	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 var (
 	tpchOnce sync.Once
 	tpchPath string
 	tpchErr  string
-	// pgLazy is the private PostgreSQL server of the tpch compare, started
-	// the first time a test needs it and stopped in TestMain.
-	pgLazy = testdb.NewLazy(testdb.StartPostgres)
 )
 
 // tpchDB returns a fresh copy of a TPC-H-derived SQLite database at SF
@@ -75,7 +70,7 @@ type tpchCompareOut struct {
 func TestCompareTPCHSQLiteAndPostgres(t *testing.T) {
 	srv := pgLazy.Get(t)
 	lite := "sqlite://" + tpchDB(t)
-	pg := fmt.Sprintf("postgres://%s:%s@%s:%d/tpch_compare", srv.User, srv.Password, srv.Host, srv.Port)
+	pg := ownDB(t, srv, "tpch_compare")
 	home := t.TempDir()
 	if _, stderr, code := runCLI(t, home, "build", "tpch", "--db", pg, "--scale", "0.01", "--no-job"); code != 0 {
 		t.Fatalf("build tpch on postgres: exit %d: %s", code, stderr)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -120,13 +119,7 @@ func TestModesLeaveTheSameContents(t *testing.T) {
 // Ctrl-C: no new transactions, the ones in flight finish, the summary of
 // what was measured is printed, exit status 130. Needs a real process.
 func TestInterruptPrintsSummaryAndExits130(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "sledge")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/sledge").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := sledgeBinary(t)
 	path := builtDB(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
@@ -178,5 +171,4 @@ func TestInterruptPrintsSummaryAndExits130(t *testing.T) {
 			}
 		})
 	}
-	_ = os.Remove(bin)
 }

@@ -16,7 +16,7 @@ import (
 // rollbacks is not the headline); the server answered, so there was no
 // outage; and the run exits 3 with its result printed.
 func TestEveryTransactionFailsExits3(t *testing.T) {
-	u := tpmServer(t, "postgres")
+	u := ownDB(t, pgLazy.Get(t), "failed")
 	home := t.TempDir()
 	if _, stderr, code := runCLI(t, home, "build", "tpcb", "--scale", "1", "--db", u, "--no-job"); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, stderr)
@@ -81,7 +81,7 @@ func TestEveryTransactionFailsExits3(t *testing.T) {
 // statement failures: in procedure mode the call that raised it counts as a
 // rollback, in client mode the item query found no row and did not fail.
 func TestPerStatementRollbacksAreNotFailures(t *testing.T) {
-	u := tpmServer(t, "postgres")
+	u := ownDB(t, pgLazy.Get(t), "failed")
 	home := t.TempDir()
 	if _, stderr, code := runCLI(t, home, "build", "--warehouses", "1", "--db", u, "--no-job"); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, stderr)

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sledge-bench/sledge/internal/db/sqlite"
 )
 
 var (
@@ -32,7 +34,13 @@ func sledgeBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(dir, "sledge")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/sledge").CombinedOutput(); err != nil {
+		args := []string{"build", "-o", binPath}
+		// The process runs the SQLite driver the tests were built with
+		// (make test's second pass: modernc.org/sqlite).
+		if sqlite.SQLDriverName == "sqlite" {
+			args = append(args, "-tags", "sqlite_modernc")
+		}
+		if out, err := exec.Command("go", append(args, "../../cmd/sledge")...).CombinedOutput(); err != nil {
 			binErr = &buildErr{out: string(out), err: err}
 		}
 	})

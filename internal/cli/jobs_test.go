@@ -371,13 +371,7 @@ func TestJobsNeverKeepPasswords(t *testing.T) {
 // readers report it incomplete, with the time series written until then,
 // and the store is intact.
 func TestJobsSurviveSIGKILL(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "sledge")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/sledge").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := sledgeBinary(t)
 	home := t.TempDir()
 	path := builtDB(t)
 	cmd := exec.Command(bin, "run", "--db", "sqlite://"+path, "--vus", "2", "--rampup", "0s", "--duration", "1m")

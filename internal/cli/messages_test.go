@@ -6,14 +6,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-
-	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // A suggested command can be pasted: the URL without its password (never
@@ -25,17 +22,12 @@ func TestSuggestedCommandsCanBePasted(t *testing.T) {
 		{"mariadb", "mysql", "MYSQL_PWD"},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
-			var srv *testdb.Server
-			var err error
+			srv := pgLazy.Get(t)
 			if c.kind == "mariadb" {
-				srv, err = testdb.StartMariaDB(t.Context())
-			} else {
-				srv, err = testdb.StartPostgres(t.Context())
+				srv = mariaLazy.Get(t)
 			}
-			srv = testdb.Need(t, srv, err)
-			t.Cleanup(func() { _ = srv.Stop() })
 			home := t.TempDir()
-			u := c.scheme + "://" + srv.User + ":" + srv.Password + "@" + srv.Host + ":" + strconv.Itoa(srv.Port) + "/suggest"
+			u := ownDB(t, srv, "suggest")
 			// The database exists and is empty: the run says to build.
 			if _, stderr, code := runCLI(t, home, "build", "tpcb", "--db", u, "--scale", "1", "--no-job"); code != 0 {
 				t.Fatalf("build: %s", stderr)

@@ -338,10 +338,7 @@ func TestPgbenchSideBySide(t *testing.T) {
 // with serialization failures and deadlocks; -l writes the class, and
 // --verbose-errors each try.
 func TestPgbenchFailuresDetailedMariaDB(t *testing.T) {
-	srv, err := testdb.StartMariaDB(context.Background())
-	srv = testdb.Need(t, srv, err)
-	t.Cleanup(func() { _ = srv.Stop() })
-	url := fmt.Sprintf("mysql://%s:%s@%s:%d/pgbfail", srv.User, srv.Password, srv.Host, srv.Port)
+	url := ownDB(t, mariaLazy.Get(t), "pgbfail")
 	home := t.TempDir()
 	script := filepath.Join(home, "deadlock.sql")
 	if err := os.WriteFile(script, []byte("SIGNAL SQLSTATE '40001' SET MYSQL_ERRNO = 1213, MESSAGE_TEXT = 'sledge test deadlock';\n"), 0o644); err != nil {

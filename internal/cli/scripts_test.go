@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/sledge-bench/sledge/internal/pgbench"
-	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // scriptRun is the part of a script run's --json this test reads.
@@ -94,20 +91,15 @@ func TestScriptsOnEveryDatabase(t *testing.T) {
 	targets := []target{
 		{"sqlite", func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "tpcb.db") }, false},
 		{"postgres", func(t *testing.T) string {
-			srv, err := testdb.StartPostgres(context.Background())
-			srv = testdb.Need(t, srv, err)
-			t.Cleanup(func() { _ = srv.Stop() })
-			return fmt.Sprintf("postgres://%s:%s@%s:%d/scripts", srv.User, srv.Password, srv.Host, srv.Port)
+			return ownDB(t, pgLazy.Get(t), "scripts")
 		}, true},
 		{"mariadb", func(t *testing.T) string {
-			srv, err := testdb.StartMariaDB(context.Background())
-			srv = testdb.Need(t, srv, err)
-			t.Cleanup(func() { _ = srv.Stop() })
-			return fmt.Sprintf("mysql://%s:%s@%s:%d/scripts", srv.User, srv.Password, srv.Host, srv.Port)
+			return ownDB(t, mariaLazy.Get(t), "scripts")
 		}, false},
 	}
 	for _, tg := range targets {
 		t.Run(tg.name, func(t *testing.T) {
+			t.Parallel() // each its own database and data home
 			home := t.TempDir()
 			u := tg.url(t)
 			if _, stderr, code := runCLI(t, home, "build", "tpcb", "--db", u, "--scale", "1", "--no-job"); code != 0 {

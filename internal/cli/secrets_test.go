@@ -43,6 +43,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	}
 	for _, kind := range []string{"postgres", "mariadb"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel() // each its own server and data homes
 			var srv *testdb.Server
 			var err error
 			if kind == "postgres" {

@@ -557,9 +557,12 @@ func (l *lineWatch) Write(p []byte) (int, error) {
 
 // A local worker that fails before the start (here: the server refuses
 // its connections, max_connections 100 for 150 virtual users) ends the
-// run with its own message, and exit 1.
+// run with its own message, and exit 1. A server of its own: the test
+// needs max_connections 100, which the run's shared server raises.
 func TestWorkersLocalWorkerFails(t *testing.T) {
-	srv := pgLazy.Get(t)
+	srv, err := testdb.StartPostgres(t.Context())
+	srv = testdb.Need(t, srv, err)
+	t.Cleanup(func() { _ = srv.Stop() })
 	home := t.TempDir()
 	url := pgNoPassword(t, srv)
 	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/cli"
-	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // The service's contract (docs/serve.md, issue 14): statuses, keys and
@@ -321,14 +320,9 @@ func TestServeNoPassword(t *testing.T) {
 
 // A run on the private PostgreSQL server, submitted with its password.
 func TestServeRunPostgres(t *testing.T) {
-	srv, err := testdb.StartPostgres(context.Background())
-	srv = testdb.Need(t, srv, err)
-	t.Cleanup(func() {
-		if err := srv.Stop(); err != nil {
-			t.Log(err)
-		}
-	})
-	u := fmt.Sprintf("postgres://%s:%s@%s:%d/serve", srv.User, srv.Password, srv.Host, srv.Port)
+	srv := pgServer.Get(t)
+	srv.DropAtEnd(t, "service_serve")
+	u := fmt.Sprintf("postgres://%s:%s@%s:%d/service_serve", srv.User, srv.Password, srv.Host, srv.Port)
 	s := startService(t, "")
 	b := submit(t, s.url, testToken, map[string]any{"kind": "build", "db": u, "options": map[string]any{"warehouses": 1}})
 	if j := waitStatus(t, s.url, testToken, b, 60*time.Second, "completed", "failed"); j.Status != "completed" {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/cli"
 	"github.com/sledge-bench/sledge/internal/service"
+	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 // The tests drive real services (httptest on loopback, or the sledge
@@ -28,6 +29,9 @@ var (
 	builtDB string // a one-warehouse TPC-C SQLite file: copy it, never run on it
 	binPath string // the sledge binary, for the tests that kill it
 	tmpRoot string
+	// pgServer is PostgreSQL for the tests that need one: under make test
+	// the run's shared server.
+	pgServer = testdb.LazyPostgres()
 )
 
 func TestMain(m *testing.M) {
@@ -51,7 +55,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
 			return 1
 		}
-		return m.Run()
+		code := m.Run()
+		if err := pgServer.Stop(); err != nil && code == 0 {
+			fmt.Fprintln(os.Stderr, "stop postgres:", err)
+			code = 1
+		}
+		return code
 	}()
 	os.Exit(code)
 }

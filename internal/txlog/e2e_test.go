@@ -21,7 +21,7 @@ import (
 
 // The private PostgreSQL, started the first time a test needs it.
 var (
-	pgServer = testdb.NewLazy(testdb.StartPostgres)
+	pgServer = testdb.LazyPostgres()
 	dbSeq    atomic.Int64
 )
 
@@ -54,13 +54,15 @@ func targets(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
 		"sqlite": func(t *testing.T) string { return build(t, "sqlite://"+filepath.Join(t.TempDir(), "tpcb.db")) },
 		"postgres": func(t *testing.T) string {
-			return build(t, pgURL(pgServer.Get(t)))
+			return build(t, pgURL(t, pgServer.Get(t)))
 		},
 	}
 }
 
-func pgURL(s *testdb.Server) string {
-	return fmt.Sprintf("postgres://%s:%s@%s:%d/txlog_e2e_%d", s.User, s.Password, s.Host, s.Port, dbSeq.Add(1))
+func pgURL(t *testing.T, s *testdb.Server) string {
+	name := fmt.Sprintf("txlog_e2e_%d", dbSeq.Add(1))
+	s.DropAtEnd(t, name)
+	return fmt.Sprintf("postgres://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, name)
 }
 
 type result struct {

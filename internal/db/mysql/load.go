@@ -48,8 +48,12 @@ const (
 type loader struct {
 	d         *DB
 	infileOff atomic.Bool // the server refused LOCAL INFILE once: use INSERT
-	seq       atomic.Int64
 }
+
+// readerSeq names the driver's reader handlers, which are registered
+// process-wide: two loaders in one process (two builds at once, as serve
+// runs them) must never share a name, or one deregisters the other's.
+var readerSeq atomic.Int64
 
 // Load inserts rows into table t, split over a few connections, each part
 // in one transaction. Rows arrive in primary-key order and each part keeps
@@ -117,7 +121,7 @@ func (l *loader) infile(ctx context.Context, c *sql.Conn, t *workload.Table, row
 		}
 		buf.WriteByte('\n')
 	}
-	name := "sledge-" + strconv.FormatInt(l.seq.Add(1), 10)
+	name := "sledge-" + strconv.FormatInt(readerSeq.Add(1), 10)
 	data := buf.Bytes()
 	mysql.RegisterReaderHandler(name, func() io.Reader { return bytes.NewReader(data) })
 	defer mysql.DeregisterReaderHandler(name)

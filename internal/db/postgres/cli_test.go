@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -35,18 +36,24 @@ type runJSON struct {
 func TestCLIRunAndCheck(t *testing.T) {
 	s := server(t)
 	urls := map[string]func(*testdb.Server, string) string{"tcp": tcpURL, "unix": unixURL}
+	// Every run on a database of its own: they wait on the server more
+	// than they compute, so they run side by side.
 	for _, transport := range []string{"tcp", "unix"} {
 		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
 			runModes(t, func(t *testing.T, m workload.Mode) {
+				t.Parallel()
 				u := urls[transport](s, freshDB(t))
 				runAndCheck(t, u, m, transport)
 			})
 		})
 	}
 	t.Run("pipeline", func(t *testing.T) {
+		t.Parallel()
 		runAndCheck(t, tcpURL(s, freshDB(t)), workload.ModePipeline, "tcp")
 	})
 	t.Run("routines=procedures", func(t *testing.T) {
+		t.Parallel()
 		u := tcpURL(s, freshDB(t)) + "?routines=procedures"
 		res := runAndCheck(t, u, workload.ModeProcedure, "tcp")
 		if res.Settings["routines"] != "procedures" {
@@ -135,15 +142,29 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		variants = append(variants, variant{v.name + "-pooled", v.query, v.mode, []string{"--connections", "1"}})
 	}
 	hashes := map[string]map[string]string{}
-	for _, v := range variants {
-		name := freshDB(t)
-		u := tcpURL(s, name) + v.query
-		code, _, stderr := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
-			"--iterations", "300", "--seed", "7", "--json"}, v.extra...)...)
-		if code != 0 {
-			t.Fatalf("%s: exit %d: %s", v.name, code, stderr)
+	var mu sync.Mutex
+	// Each run on a database of its own, side by side: one VU waits on
+	// the server far more than it computes.
+	t.Run("runs", func(t *testing.T) {
+		for _, v := range variants {
+			t.Run(v.name, func(t *testing.T) {
+				t.Parallel()
+				name := freshDB(t)
+				u := tcpURL(s, name) + v.query
+				code, _, stderr := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
+					"--iterations", "300", "--seed", "7", "--json"}, v.extra...)...)
+				if code != 0 {
+					t.Fatalf("%s: exit %d: %s", v.name, code, stderr)
+				}
+				h := tableHashes(t, name)
+				mu.Lock()
+				hashes[v.name] = h
+				mu.Unlock()
+			})
 		}
-		hashes[v.name] = tableHashes(t, name)
+	})
+	if t.Failed() {
+		return
 	}
 	base := hashes["client"]
 	for _, v := range variants {

@@ -119,9 +119,10 @@ func freshDB(t *testing.T) string {
 		t.Fatal(tplErr)
 	}
 	name := fmt.Sprintf("t%d", dbSeq.Add(1))
-	// The template's last sessions may still be ending: retry briefly.
+	// The template's last sessions may still be ending, and parallel
+	// tests copy it at the same time: retry (for long on a busy machine).
 	var err error
-	for range 50 {
+	for range 300 {
 		if err = tryExec(s, "CREATE DATABASE "+name+" TEMPLATE "+template); err == nil {
 			break
 		}

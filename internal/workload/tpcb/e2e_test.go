@@ -32,8 +32,8 @@ import (
 // The private servers, each started the first time a test needs it (so
 // the unit tests of this package need none) and stopped in TestMain.
 var (
-	pgServer    = testdb.NewLazy(testdb.StartPostgres)
-	mariaServer = testdb.NewLazy(testdb.StartMariaDB)
+	pgServer    = testdb.LazyPostgres()
+	mariaServer = testdb.LazyMariaDB()
 	dbSeq       atomic.Int64
 )
 

@@ -26,8 +26,8 @@ import (
 // The private servers, each started the first time a test needs it and
 // stopped in TestMain.
 var (
-	pgServer    = testdb.NewLazy(testdb.StartPostgres)
-	mariaServer = testdb.NewLazy(testdb.StartMariaDB)
+	pgServer    = testdb.LazyPostgres()
+	mariaServer = testdb.LazyMariaDB()
 	dbSeq       atomic.Int64
 )
 
@@ -99,11 +99,15 @@ func targets(t *testing.T) map[string]func(t *testing.T) string {
 		"sqlite": func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "tpch.db") },
 		"postgres": func(t *testing.T) string {
 			s := pgServer.Get(t)
-			return fmt.Sprintf("postgres://%s:%s@%s:%d/tpch_e2e_%d", s.User, s.Password, s.Host, s.Port, dbSeq.Add(1))
+			name := fmt.Sprintf("tpch_e2e_%d", dbSeq.Add(1))
+			s.DropAtEnd(t, name)
+			return fmt.Sprintf("postgres://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, name)
 		},
 		"mariadb": func(t *testing.T) string {
 			s := mariaServer.Get(t)
-			return fmt.Sprintf("mysql://%s:%s@%s:%d/tpch_e2e_%d", s.User, s.Password, s.Host, s.Port, dbSeq.Add(1))
+			name := fmt.Sprintf("tpch_e2e_%d", dbSeq.Add(1))
+			s.DropAtEnd(t, name)
+			return fmt.Sprintf("mysql://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, name)
 		},
 	}
 }
@@ -343,8 +347,7 @@ func TestVerifiedByDefault(t *testing.T) {
 // Ctrl-C while a query waits: the run stops at once with exit 130 and
 // what was measured until then.
 func TestInterrupt(t *testing.T) {
-	s := pgServer.Get(t)
-	u := fmt.Sprintf("postgres://%s:%s@%s:%d/tpch_e2e_%d", s.User, s.Password, s.Host, s.Port, dbSeq.Add(1))
+	u := targets(t)["postgres"](t)
 	home := t.TempDir()
 	if code, _, errs := sledge(t, home, "build", "tpch", "--db", u, "--scale", "0.01"); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, errs)

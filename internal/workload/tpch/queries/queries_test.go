@@ -18,8 +18,8 @@ import (
 )
 
 var (
-	pgServer    = testdb.NewLazy(testdb.StartPostgres)
-	mariaServer = testdb.NewLazy(testdb.StartMariaDB)
+	pgServer    = testdb.LazyPostgres()
+	mariaServer = testdb.LazyMariaDB()
 	dbSeq       atomic.Int64
 )
 
@@ -46,6 +46,7 @@ func open(t *testing.T, d Dialect) *sql.DB {
 		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 			t.Fatal(err)
 		}
+		s.DropAtEnd(t, name)
 		db, err = sql.Open("pgx", fmt.Sprintf("postgres://%s:%s@%s:%d/%s", s.User, s.Password, s.Host, s.Port, name))
 		if err != nil {
 			t.Fatal(err)
@@ -60,6 +61,7 @@ func open(t *testing.T, d Dialect) *sql.DB {
 		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
 			t.Fatal(err)
 		}
+		s.DropAtEnd(t, name)
 		db, err = sql.Open("mysql", fmt.Sprintf("%s:%s@tcp(%s:%d)/%s", s.User, s.Password, s.Host, s.Port, name))
 		if err != nil {
 			t.Fatal(err)
