@@ -64,8 +64,9 @@ missing schema there is built first with one warehouse.
 
 Ctrl-C or SIGTERM stops the run: no new transactions start, the ones in
 flight finish, and the summary of what was measured is printed and saved
-(exit 130). A second one changes nothing; a third stops without waiting
-for the transactions in flight, and still prints and saves.
+(exit 130). A second one changes nothing; a third, or a second once
+--stop-timeout has run out, stops without waiting for the transactions in
+flight, and still prints and saves (docs/reliability.md).
 
 --connections N lets N connections serve the --vus virtual users, as a
 transaction monitor serves terminals: a virtual user takes a free
