@@ -122,6 +122,11 @@ func (l *Live) MeasureStart() (time.Time, bool) {
 	return time.Unix(0, n), n != 0
 }
 
+// SetMeasured makes the measured count n: a --workers coordinator's, once
+// the workers' final figures are merged, so that its display's last line
+// counts what the summary does (the ticks lag behind the finals).
+func (l *Live) SetMeasured(n int64) { l.measured.Store(n) }
+
 // Types is the number of mix types the counters are kept for.
 func (l *Live) Types() int { return len(l.kinds) }
 
