@@ -41,6 +41,16 @@ func TestCostOnSQLiteIsEmbedded(t *testing.T) {
 			t.Errorf("summary lacks %q:\n%s", want, out)
 		}
 	}
+	// jobs show prints the stored run as the run printed it: the wire's
+	// note too, though it is no key of the JSON.
+	id := regexp.MustCompile(`(?m)^job (\d+)$`).FindStringSubmatch(out)
+	if id == nil {
+		t.Fatalf("no job line:\n%s", out)
+	}
+	shown, stderr, code := runCLI(t, home, "jobs", "show", id[1])
+	if code != 0 || !strings.Contains(shown, "round trips and bytes: none: sqlite is embedded") {
+		t.Errorf("jobs show %s: exit %d %s\n%s", id[1], code, stderr, shown)
+	}
 }
 
 // --progress prints a pgbench -P style line every N seconds, on stderr,

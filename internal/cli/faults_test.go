@@ -98,7 +98,7 @@ func TestInterruptedBuildIsIncomplete(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != ExitInterrupted {
 				t.Fatalf("build exit %d, want 130; stderr:\n%s", code, errText.String())
 			}
-			if !strings.Contains(errText.String(), "the schema is incomplete: run `sledge build tpcc` again") {
+			if !strings.Contains(errText.String(), "the schema is incomplete: run `sledge build tpcc --db "+url+"` with the same options (8 warehouses) again, which drops") {
 				t.Errorf("no word on the incomplete schema:\n%s", errText.String())
 			}
 			for _, args := range [][]string{{"check", "--db", url}, {"run", "--db", url, "-t", "5"}} {

@@ -5,6 +5,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 // A mistyped command or subcommand gets cobra's nearest names on the one
@@ -103,5 +107,24 @@ func TestRunProgressLinesPhases(t *testing.T) {
 	if len(notes) != 3 || !regexp.MustCompile(`^ramp-up, [0-9.]+ s$`).MatchString(notes[0]) || notes[1] != "" ||
 		!regexp.MustCompile(`^last [0-9.]+ s$`).MatchString(notes[2]) {
 		t.Errorf("line suffixes %q, want (ramp-up, N s), none, (last N s):\n%s", notes, stderr)
+	}
+}
+
+// An interrupted run's last plain line gives the measured interval's real
+// length and the rate over it, even when no line was drawn while it ran
+// (the 10-s lines of a run stopped after 3 s of measuring).
+func TestPlainProgressLastLineInterrupted(t *testing.T) {
+	p := &engine.Plan{VUs: 1, Rampup: time.Second, Duration: 20 * time.Second,
+		Mix: []workload.TxType{{Name: "a", Weight: 1}}}
+	live := engine.NewLive(p)
+	render := runRenderer(p, live)
+	t0 := time.Now().Add(-time.Hour)
+	live.SetPhase(engine.PhaseRampup, t0)
+	live.SetPhase(engine.PhaseMeasure, t0.Add(time.Second))
+	live.Add(0, engine.Counts{Completed: 300}, true)
+	live.SetPhase(engine.PhaseStop, t0.Add(4*time.Second))
+	frac, line := render()
+	if want := "measured 3s/20s: 300 transactions measured, 6,000 TPM (client)"; frac != 1 || line != want {
+		t.Errorf("last line %v %q; want 1 %q", frac, line, want)
 	}
 }

@@ -428,6 +428,15 @@ func runSummaryOf(j *jobs.Job) *runSummary {
 	}
 	s.MeterName = meterName(j.Workload)
 	s.Processed = s.Total.Count // not a key of its own: the total's count
+	// Nor is the wire's note: an embedded database has no wire, and a
+	// wired run that measured transactions always made round trips.
+	switch {
+	case s.PerTxn == nil:
+	case s.Transport == "embedded":
+		s.WireNote = "embedded"
+	case s.PerTxn.RoundTrips == 0 && s.Processed > 0:
+		s.WireNote = "not counted"
+	}
 	return &s
 }
 

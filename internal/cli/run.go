@@ -64,8 +64,9 @@ missing schema there is built first with one warehouse.
 
 Ctrl-C or SIGTERM stops the run: no new transactions start, the ones in
 flight finish, and the summary of what was measured is printed and saved
-(exit 130). A second one changes nothing; a third stops without waiting
-for the transactions in flight, and still prints and saves.
+(exit 130). A second one changes nothing; a third, or a second once
+--stop-timeout has run out, stops without waiting for the transactions in
+flight, and still prints and saves (docs/reliability.md).
 
 --connections N lets N connections serve the --vus virtual users, as a
 transaction monitor serves terminals: a virtual user takes a free
@@ -234,7 +235,6 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 	// The rate is over the last few seconds, so it follows the run live.
 	var lastN int64
 	lastT := time.Now()
-	var measureStart time.Time // when the measured interval began, once seen
 	return func() (float64, string) {
 		now := time.Now()
 		phase, since := live.Phase()
@@ -263,14 +263,14 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 			return el.Seconds() / (p.Rampup + p.Duration).Seconds(), fmt.Sprintf("ramp-up %.0fs/%.0fs: %s transactions, not measured, %s TPM (client)%s",
 				el.Seconds(), p.Rampup.Seconds(), thousands(n), thousands(int64(rate)), errs)
 		case phase == engine.PhaseMeasure:
-			measureStart = since
 			return (p.Rampup + el).Seconds() / (p.Rampup + p.Duration).Seconds(), fmt.Sprintf("measure %.0fs/%.0fs: %s transactions measured, %s TPM (client)%s",
 				el.Seconds(), p.Duration.Seconds(), thousands(live.Measured()), thousands(int64(rate)), errs)
 		case phase == engine.PhaseStop && live.Measured() > 0:
-			// The end, the measured interval's last seconds included.
+			// The end, the measured interval's last seconds included;
+			// its length is the real one (shorter when interrupted).
 			el = p.Duration
-			if !measureStart.IsZero() {
-				el = since.Sub(measureStart)
+			if start, ok := live.MeasureStart(); ok {
+				el = since.Sub(start)
 			}
 			m := live.Measured()
 			return 1, fmt.Sprintf("measured %.0fs/%.0fs: %s transactions measured, %s TPM (client)%s",

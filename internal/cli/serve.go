@@ -52,10 +52,23 @@ their transactions in flight (exit 130 if saving them then takes over 5 s).`,
 			return runServe(cmd, env, listen, tokenFile)
 		},
 	}
+	// The service's own exit statuses (docs/serve.md), not the table of
+	// the commands that measure: a signal ends it with 0.
+	cmd.SetUsageTemplate((&cobra.Command{}).UsageTemplate() + serveExitHelp)
 	cmd.Flags().StringVar(&listen, "listen", "127.0.0.1:8080", "address to listen on (host:port; port 0 picks a free one)")
 	cmd.Flags().StringVar(&tokenFile, "token-file", "", "file holding the API token (default: serve.token next to the job store, created when missing)")
 	return cmd
 }
+
+// serveExitHelp ends `sledge serve --help`: the service's exit statuses.
+const serveExitHelp = `
+Exit status:
+  0    stopped by Ctrl-C or SIGTERM, however many arrive (its running jobs are saved interrupted)
+  1    it could not run: the address is taken, the job store cannot be opened
+  2    bad input: a bad --listen, beyond loopback without --token-file, a missing or empty token file
+  70   internal error in sledge (please report it)
+  130  after a third Ctrl-C or SIGTERM, when its jobs' results could not be saved within 5 s
+`
 
 func runServe(cmd *cobra.Command, env *Env, listen, tokenFile string) error {
 	ctx := cmd.Context()

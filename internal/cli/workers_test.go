@@ -600,3 +600,21 @@ func sledgeBuild(t *testing.T, srv *testdb.Server, home string, args ...string) 
 		t.Fatalf("build: exit %d\n%s", r.code, r.stderr)
 	}
 }
+
+// The coordinator's plain progress ends with the summary's total: its
+// live counts come from the workers' ticks, which lag behind their final
+// figures, so the last line takes the merged count (issue 24).
+func TestWorkersPlainProgressEndsWithTheTotal(t *testing.T) {
+	home := t.TempDir()
+	db := "sqlite://" + filepath.Join(home, "tpcb.db")
+	sledgeBuild(t, nil, home, "tpcb", "--db", db, "-s", "1")
+	r := sledgeProc(t, nil, home, "run", "tpcb", "--db", db, "-c", "2", "-T", "2", "--rampup", "1", "--workers", "2", "--no-job")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	last := regexp.MustCompile(`(?m)^measured 2s/2s: ([0-9,]+) transactions measured, [0-9,]+ TPM \(client\)$`).FindStringSubmatch(r.stderr)
+	total := regexp.MustCompile(`(?m)^ +total +([0-9,]+) `).FindStringSubmatch(r.stdout)
+	if last == nil || total == nil || last[1] != total[1] {
+		t.Errorf("last progress line %q, summary total %q: want the same count\n%s\n%s", last, total, r.stderr, r.stdout)
+	}
+}

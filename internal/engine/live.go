@@ -25,6 +25,7 @@ type Live struct {
 	measured   atomic.Int64 // transactions completed in the measured interval
 	reconnects atomic.Int64
 	started    atomic.Int64 // UnixNano of the current phase's start
+	measuring  atomic.Int64 // UnixNano of the measured interval's start; 0 until it begins
 	latencySq  atomic.Int64 // Σ latency², µs², for the progress line's stddev
 	kinds      []liveKind   // per mix type
 	vus        int          // the plan's
@@ -101,6 +102,9 @@ func (l *Live) fail(kind int) { l.kinds[kind].errors.Add(1) }
 func (l *Live) retry(kind int, n int64) { l.kinds[kind].retries.Add(n) }
 
 func (l *Live) setPhase(p Phase, at time.Time) {
+	if p == PhaseMeasure {
+		l.measuring.Store(at.UnixNano())
+	}
 	l.started.Store(at.UnixNano())
 	l.phase.Store(int32(p))
 }
@@ -109,6 +113,19 @@ func (l *Live) setPhase(p Phase, at time.Time) {
 func (l *Live) Phase() (Phase, time.Time) {
 	return Phase(l.phase.Load()), time.Unix(0, l.started.Load())
 }
+
+// MeasureStart is when the measured interval began; false before it has.
+// A display that was not polled during the interval still learns its
+// length from it (an interrupted run's last line).
+func (l *Live) MeasureStart() (time.Time, bool) {
+	n := l.measuring.Load()
+	return time.Unix(0, n), n != 0
+}
+
+// SetMeasured makes the measured count n: a --workers coordinator's, once
+// the workers' final figures are merged, so that its display's last line
+// counts what the summary does (the ticks lag behind the finals).
+func (l *Live) SetMeasured(n int64) { l.measured.Store(n) }
 
 // Types is the number of mix types the counters are kept for.
 func (l *Live) Types() int { return len(l.kinds) }

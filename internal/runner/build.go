@@ -150,7 +150,14 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `sledge build %s` again, which drops what was loaded and starts over", Thousands(prog.Loaded()), w.Name())}
+			// The command to paste names the database: without --db it
+			// would build the default one; and the scale, which the
+			// plain command would not repeat.
+			how, note := Suggest("sledge build "+w.Name(), s.Raw, true)
+			if st := ScaleText(w); st != "" {
+				note += " with the same options (" + st + ")"
+			}
+			return nil, &ExitError{Code: ExitInterrupted, Err: fmt.Errorf("build interrupted after %s rows; the schema is incomplete: run `%s`%s again, which drops what was loaded and starts over", Thousands(prog.Loaded()), how, note)}
 		}
 		return nil, err
 	}

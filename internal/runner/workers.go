@@ -783,6 +783,9 @@ func (cr *coordination) collect() (*engine.Result, []WorkerJSON, error) {
 		winEnd = measureStart.Add(cr.o.Duration)
 	}
 	details := merge(res, members, cr.plan.Mix, measureStart, winEnd)
+	if measured {
+		cr.live.SetMeasured(res.Stats.Total().Completed())
+	}
 	res.End = time.Now()
 	if probeErr == nil {
 		probeErr = vanishedErr(details)

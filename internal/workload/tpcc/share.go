@@ -12,7 +12,11 @@ import (
 func (w *Workload) Share(k, n, vus int) ([]int, string, error) {
 	wh := w.warehouses
 	if n > wh {
-		return nil, "", fmt.Errorf("--workers %d is more than the %d warehouses: each worker takes whole warehouses", n, wh)
+		of := fmt.Sprintf("the %d warehouses", wh)
+		if wh == 1 {
+			of = "the 1 warehouse"
+		}
+		return nil, "", fmt.Errorf("--workers %d is more than %s: each worker takes whole warehouses", n, of)
 	}
 	lo, hi := k*wh/n, (k+1)*wh/n // 0-based warehouses [lo, hi)
 	var ids []int

@@ -60,6 +60,7 @@ func TestShareRefuses(t *testing.T) {
 		want                     string
 	}{
 		{2, 4, 3, "more than the 2 warehouses"},
+		{1, 2, 2, "--workers 2 is more than the 1 warehouse: each worker"},
 		{4, 2, 2, "worker 1 of 2 would have no virtual user"},
 		{4, 2, 3, "--workers 3 is more than --vus 2"},
 	}
