@@ -55,7 +55,7 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 	_ = fs.MarkHidden("jobs")
 	_ = fs.MarkHidden("no-vacuum")
 	fs.BoolVar(&o.RaiseError, "raise-error", false, "stop a virtual user at its first failed transaction (HammerDB's raise-error)")
-	fs.IntVarP(&o.Progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P; ramp-up lines marked, a last one for the measured interval's end); 0: off")
+	fs.IntVarP(&o.Progress, "progress", "P", 0, "print a progress line to stderr every N seconds instead of the progress bar (pgbench -P): ramp-up lines marked, a last one for the measured interval's end; 0: off")
 	fs.BoolVar(&o.NoCost, "no-cost", false, "do not measure the cost per transaction (round trips, bytes, CPU, context switches)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of sledge itself to this file (go tool pprof reads it): where the client spends its time")
 	fs.StringArrayVar(&o.Thresholds, "threshold", nil, "a pass/fail criterion on the result, as in k6: 'nopm>=10000', 'p95(new_order)<50ms', 'error_rate<0.01'; repeatable; a missed one exits 99 (docs/thresholds.md)")
