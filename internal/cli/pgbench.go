@@ -589,6 +589,7 @@ Exit status (pgbench's):
   2    transactions failed during the run (the report is printed all the same)
   70   internal error in sledge (please report it)
   130  interrupted (Ctrl-C, SIGTERM, however many): what was measured until then is printed
+       and saved; a third Ctrl-C stops without waiting for transactions in flight, and saves too
 `
 
 // pgbFilesFirst orders the scripts as sledge's script workload runs
