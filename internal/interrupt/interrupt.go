@@ -55,7 +55,6 @@ type state struct {
 	stopTimeout time.Duration // the longest a run said (StopTimeout); 0: none yet
 	hard        context.Context
 	abandon     context.CancelFunc
-	escalated   bool
 	pending     map[int]string // what is not saved yet (Pending), by token
 	next        int
 }
@@ -71,7 +70,8 @@ func Catch(stderr io.Writer, exit func(int)) context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	st := newState()
 	ctx = context.WithValue(ctx, key{}, st)
-	// Buffered: copies that arrive together (timeout's two) are not dropped.
+	// Buffered so that no signal waits on this loop. (Go's runtime still
+	// merges a copy that arrives before it handed over the one before.)
 	sigs := make(chan os.Signal, 8)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
@@ -151,7 +151,7 @@ func (s *state) signal(now time.Time) action {
 	defer s.mu.Unlock()
 	s.signals++
 	switch {
-	case s.escalated:
+	case s.hard.Err() != nil: // escalated already
 		return ignore
 	case s.signals == 1:
 		s.first = now
@@ -159,22 +159,8 @@ func (s *state) signal(now time.Time) action {
 	case s.signals == 2 && now.Sub(s.first) <= s.within():
 		return repeated
 	}
-	s.escalated = true
 	s.abandon()
 	return escalate
-}
-
-// WithAbandon returns ctx with a stop of its own, for a caller that
-// signals by hand (tests, an embedding program): abandon escalates it as a
-// third signal would.
-func WithAbandon(ctx context.Context) (_ context.Context, abandon func()) {
-	st := newState()
-	return context.WithValue(ctx, key{}, st), func() {
-		st.mu.Lock()
-		st.escalated = true
-		st.mu.Unlock()
-		st.abandon()
-	}
 }
 
 func from(ctx context.Context) *state {
@@ -203,7 +189,7 @@ func StopTimeout(ctx context.Context, d time.Duration) {
 
 // Abandoned is closed when the stop escalated: waits for transactions and
 // connections in flight end at once. Never closed (nil) when ctx comes
-// from neither Catch nor WithAbandon.
+// from no Catch.
 func Abandoned(ctx context.Context) <-chan struct{} {
 	if st := from(ctx); st != nil {
 		return st.hard.Done()

@@ -52,7 +52,8 @@ func TestSignalCounting(t *testing.T) {
 func TestDetach(t *testing.T) {
 	type vk struct{}
 	parent, cancel := context.WithCancel(context.WithValue(context.Background(), vk{}, "v"))
-	ctx, abandon := WithAbandon(parent)
+	st := newState()
+	ctx, abandon := context.WithValue(parent, key{}, st), st.abandon
 	d := Detach(ctx)
 	cancel()
 	if d.Err() != nil || d.Value(vk{}) != "v" {
