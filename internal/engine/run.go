@@ -394,7 +394,7 @@ func Run(ctx context.Context, p *Plan, live *Live) (*Result, error) {
 	// The stop phase outlives ctx (the first Ctrl-C), but not an
 	// escalation (a third one): then nothing in flight is waited for.
 	x := &execution{p: p, live: live, stopTimeout: p.StopWithin(), background: interrupt.Detach(ctx),
-		abandon: interrupt.Abandoned(ctx), timed: p.Iterations == 0, res: &Result{Start: time.Now()}}
+		timed: p.Iterations == 0, res: &Result{Start: time.Now()}}
 	interrupt.StopTimeout(ctx, x.stopTimeout)
 	res := x.res
 	live.setPhase(PhaseConnect, res.Start)
@@ -451,8 +451,7 @@ type execution struct {
 	live        *Live
 	res         *Result
 	stopTimeout time.Duration
-	background  context.Context // not cancelled by the caller: the edges' readings, closing
-	abandon     <-chan struct{} // closed when the stop escalates (interrupt.Abandoned)
+	background  context.Context // not cancelled by the caller, but by an escalated stop: the edges' readings, closing
 	timed       bool            // not Plan.Iterations
 
 	threadOK bool // the thread's usage is read around each transaction
@@ -561,7 +560,7 @@ func (x *execution) wait(ctx context.Context) error {
 			case <-time.After(p.Rampup):
 				if err := beginMeasure(x.background, p, live, x.res, x.sessions, x.stopTimeout); err != nil {
 					x.stopVUs()
-					waitVUs(allDone, x.abandon, x.sessions, x.cancelTx, time.Now().Add(x.stopTimeout))
+					waitVUs(allDone, x.background.Done(), x.sessions, x.cancelTx, time.Now().Add(x.stopTimeout))
 					x.closeAll()
 					return err
 				}
@@ -615,7 +614,7 @@ func (x *execution) stop(ctx context.Context) error {
 		res.Process, res.ProcessOK = u.Sub(res.Process), err == nil
 		res.SharedProcess = res.SharedProcess || runsActive.Load() > 1 || runsStarted.Load() != res.procEpoch
 	}
-	stuck, finished := waitVUs(x.allDone, x.abandon, sessions, x.cancelTx, stopDeadline)
+	stuck, finished := waitVUs(x.allDone, x.background.Done(), sessions, x.cancelTx, stopDeadline)
 	res.Stuck = stuck
 	var probeErr error
 	if measured {

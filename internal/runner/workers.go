@@ -480,7 +480,7 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	res.Connected = time.Now()
 	// As in the engine: the stop outlives ctx but not an escalation.
 	cr := &coordination{o: o, plan: plan, live: live, res: res, peers: peers, timed: o.Iterations == 0,
-		stopTimeout: plan.StopWithin(), background: interrupt.Detach(ctx), abandon: interrupt.Abandoned(ctx),
+		stopTimeout: plan.StopWithin(), background: interrupt.Detach(ctx),
 		edge: &edges{done: map[string]bool{}}}
 	interrupt.StopTimeout(ctx, cr.stopTimeout+finalGrace) // the coordinator runs no engine to say it
 	if err := cr.startWorkers(); err != nil {
@@ -557,7 +557,6 @@ type coordination struct {
 	timed       bool // not --iterations
 	stopTimeout time.Duration
 	background  context.Context // the probe's: not cancelled by an interrupt, but by an escalation
-	abandon     <-chan struct{} // closed when the stop escalates (interrupt.Abandoned)
 
 	start, measureStart time.Time
 	members             []*member
@@ -729,7 +728,7 @@ func (cr *coordination) follow(ctx context.Context) error {
 			return nil
 		case <-stopAfter:
 			return nil
-		case <-cr.abandon:
+		case <-cr.background.Done(): // an escalated stop
 			// Escalated: the finals not in yet are not waited for. (The
 			// interrupt is seen here first when both were ready at once.)
 			if !cr.interrupted {
