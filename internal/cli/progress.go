@@ -96,19 +96,10 @@ func (p *progress) Stop() {
 // prints the last one, for the time since the previous line (a run's
 // last seconds), unless one was printed less than a second ago.
 func (p *progress) StopWithLast() {
-	close(p.stop)
-	p.done.Wait()
-	if !p.tty {
-		p.mu.Lock()
-		recent := !p.lastDraw.IsZero() && time.Since(p.lastDraw) < time.Second
-		p.mu.Unlock()
-		if !recent {
-			p.draw()
-		}
-		return
-	}
-	if p.lastLine != "" {
-		fmt.Fprint(p.w, "\r\x1b[K")
+	p.Stop()
+	// The loop has ended (Stop waited for it): lastDraw is read unlocked.
+	if !p.tty && (p.lastDraw.IsZero() || time.Since(p.lastDraw) >= time.Second) {
+		p.draw()
 	}
 }
 

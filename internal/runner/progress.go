@@ -24,9 +24,7 @@ func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter st
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		start := time.Now()
-		last := progressCount(live, meterKind)
-		lastAt := start
+		pr := newProgressPrinter(w, live, meter, meterKind, epoch)
 		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
@@ -34,13 +32,11 @@ func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter st
 			case <-done:
 				return
 			case now := <-t.C:
-				c := progressCount(live, meterKind)
-				line := progressLine(now.Sub(start), now.Sub(lastAt), c.sub(last), meter, meterKind >= 0, live)
-				if epoch {
-					line = epochLine(line, now)
+				note := ""
+				if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
+					note = phase.String()
 				}
-				fmt.Fprintln(w, line)
-				last, lastAt = c, now
+				pr.print(now, note)
 			}
 		}
 	}()
@@ -58,6 +54,39 @@ func ProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter st
 func epochLine(line string, now time.Time) string {
 	_, rest, _ := strings.Cut(line, " s, ")
 	return fmt.Sprintf("progress: %.3f s, %s", float64(now.UnixMicro())/1e6, rest)
+}
+
+// progressPrinter prints progress lines, each with the counts since the
+// one before (the first: since it was made).
+type progressPrinter struct {
+	w             io.Writer
+	live          *engine.Live
+	meter         string
+	meterKind     int
+	epoch         bool
+	start, lastAt time.Time
+	last          progressCounts
+}
+
+func newProgressPrinter(w io.Writer, live *engine.Live, meter string, meterKind int, epoch bool) *progressPrinter {
+	now := time.Now()
+	return &progressPrinter{w: w, live: live, meter: meter, meterKind: meterKind, epoch: epoch,
+		start: now, lastAt: now, last: progressCount(live, meterKind)}
+}
+
+// print prints the line of the interval that ends at at, with note in
+// parentheses after it unless "".
+func (p *progressPrinter) print(at time.Time, note string) {
+	c := progressCount(p.live, p.meterKind)
+	line := progressLine(at.Sub(p.start), at.Sub(p.lastAt), c.sub(p.last), p.meter, p.meterKind >= 0)
+	if note != "" {
+		line += " (" + note + ")"
+	}
+	if p.epoch {
+		line = epochLine(line, at)
+	}
+	fmt.Fprintln(p.w, line)
+	p.last, p.lastAt = c, at
 }
 
 // progressCounts are the live counters one progress line compares.
@@ -85,16 +114,7 @@ func (c progressCounts) sub(o progressCounts) progressCounts {
 // progressLine is pgbench's -P line, "progress: 10.0 s, 1234.5 tps, lat
 // 3.210 ms stddev 1.234, 0 failed", then sledge's own figures (NOPM,
 // reconnects): elapsed since the start, then the interval's figures.
-func progressLine(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool, live *engine.Live) string {
-	line := progressFigures(elapsed, span, d, meter, hasMeter)
-	if phase, _ := live.Phase(); phase != engine.PhaseMeasure {
-		line += fmt.Sprintf(" (%s)", phase)
-	}
-	return line
-}
-
-// progressFigures is a progress line without its phase.
-func progressFigures(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool) string {
+func progressLine(elapsed, span time.Duration, d progressCounts, meter string, hasMeter bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "progress: %.1f s, %.1f tps", elapsed.Seconds(), float64(d.completed)/span.Seconds())
 	if d.completed > 0 {
@@ -125,21 +145,9 @@ func progressFigures(elapsed, span time.Duration, d progressCounts, meter string
 // ("(last 2.0 s)"), which a line every interval would miss.
 // sledge pgbench keeps pgbench's own lines (ProgressLines).
 func RunProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter string, meterKind int, epoch bool) (stop func()) {
-	start := time.Now()
 	var mu sync.Mutex // the fields below, between the loop and stop
-	last, lastAt, measuring := progressCount(live, meterKind), start, false
+	pr, measuring := newProgressPrinter(w, live, meter, meterKind, epoch), false
 	polled := engine.PhaseConnect // the phase the loop saw last
-	print := func(at time.Time, c progressCounts, note string) {
-		line := progressFigures(at.Sub(start), at.Sub(lastAt), c.sub(last), meter, meterKind >= 0)
-		if note != "" {
-			line += " (" + note + ")"
-		}
-		if epoch {
-			line = epochLine(line, at)
-		}
-		fmt.Fprintln(w, line)
-		last, lastAt = c, at
-	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -161,7 +169,7 @@ func RunProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter
 				if phase, _ := live.Phase(); phase != engine.PhaseMeasure || !measuring {
 					note = phase.String()
 				}
-				print(now, progressCount(live, meterKind), note)
+				pr.print(now, note)
 				mu.Unlock()
 				tick.Reset(every)
 			case now := <-poll.C:
@@ -172,13 +180,13 @@ func RunProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter
 					switch {
 					case polled == engine.PhaseRampup:
 						// The ramp-up's last part gets its line.
-						print(now, progressCount(live, meterKind), fmt.Sprintf("ramp-up, %.1f s", now.Sub(lastAt).Seconds()))
+						pr.print(now, fmt.Sprintf("ramp-up, %.1f s", now.Sub(pr.lastAt).Seconds()))
 						tick.Reset(every)
-					case since.After(lastAt):
+					case since.After(pr.lastAt):
 						// No ramp-up: connecting ran no transaction, and
 						// the first line covers the measured interval's
 						// first N seconds.
-						lastAt = since
+						pr.lastAt = since
 						tick.Reset(max(every-now.Sub(since), 0))
 					}
 				}
@@ -200,11 +208,11 @@ func RunProgressLines(w io.Writer, every time.Duration, live *engine.Live, meter
 			// The measured interval ends where the stop phase begins;
 			// its transactions in flight then are counted in it.
 			end := time.Now()
-			if phase, since := live.Phase(); phase == engine.PhaseStop && since.After(lastAt) {
+			if phase, since := live.Phase(); phase == engine.PhaseStop && since.After(pr.lastAt) {
 				end = since
 			}
-			if span := end.Sub(lastAt); span >= 50*time.Millisecond {
-				print(end, progressCount(live, meterKind), fmt.Sprintf("last %.1f s", span.Seconds()))
+			if span := end.Sub(pr.lastAt); span >= 50*time.Millisecond {
+				pr.print(end, fmt.Sprintf("last %.1f s", span.Seconds()))
 			}
 		})
 	}
