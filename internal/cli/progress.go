@@ -20,8 +20,7 @@ type progress struct {
 	stop     chan struct{}
 	done     sync.WaitGroup
 	mu       sync.Mutex // draw and Println
-	lastLine string
-	lastDraw time.Time // when the last plain line was printed
+	lastLine string     // the status line drawn last, or the last plain line printed
 }
 
 // Println prints a line of its own above the status line (a TPC-H
@@ -69,7 +68,7 @@ func (p *progress) draw() {
 	defer p.mu.Unlock()
 	if !p.tty {
 		fmt.Fprintln(p.w, text)
-		p.lastDraw = time.Now()
+		p.lastLine = text
 		return
 	}
 	line := text
@@ -92,14 +91,18 @@ func (p *progress) Stop() {
 	}
 }
 
-// StopWithLast ends the display as Stop does; in plain lines it first
-// prints the last one, for the time since the previous line (a run's
-// last seconds), unless one was printed less than a second ago.
+// StopWithLast ends the display as Stop does; in plain lines it then
+// prints the last one, the run's end with its last seconds (its count is
+// the summary's), unless that line is already the last printed.
 func (p *progress) StopWithLast() {
 	p.Stop()
-	// The loop has ended (Stop waited for it): lastDraw is read unlocked.
-	if !p.tty && (p.lastDraw.IsZero() || time.Since(p.lastDraw) >= time.Second) {
-		p.draw()
+	if p.tty {
+		return
+	}
+	// The loop has ended (Stop waited for it): nothing else draws now.
+	if _, text := p.render(); text != p.lastLine {
+		fmt.Fprintln(p.w, text)
+		p.lastLine = text
 	}
 }
 
