@@ -707,13 +707,14 @@ func whyNoFigures(a, b *jobs.Record) string {
 // nothingMeasured says which of two runs were interrupted before their
 // measured interval.
 func nothingMeasured(a, b *jobs.Record, na, nb bool) string {
-	switch {
-	case na && nb:
+	if na && nb {
 		return fmt.Sprintf("jobs %d and %d measured nothing: both were interrupted before the measured interval began", a.ID, b.ID)
-	case na:
-		return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", a.ID)
 	}
-	return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", b.ID)
+	id := b.ID
+	if na {
+		id = a.ID
+	}
+	return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", id)
 }
 
 func diffJobs(a, b *jobs.Record) *jobDiff {
