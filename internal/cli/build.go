@@ -69,13 +69,9 @@ func runBuild(ctx context.Context, env *Env, c *common, w workload.Workload, url
 	if c.JSON {
 		return json.NewEncoder(env.Stdout).Encode(res)
 	}
-	after := res.AfterLoad
-	if after == "" {
-		after = "indexes and procedures"
-	}
 	fmt.Fprintf(env.Stdout, "built %s in %s: %s, %s rows in %s (load %s, %s %s; %s rows/s)\n",
 		res.Workload, res.Database, res.Scale, thousands(res.Rows), seconds(secs(res.TotalS)),
-		seconds(secs(res.LoadS)), after, seconds(secs(res.IndexesS)), thousands(int64(res.RowsPerS)))
+		seconds(secs(res.LoadS)), res.AfterLoad, seconds(secs(res.IndexesS)), thousands(int64(res.RowsPerS)))
 	printJobLine(env.Stdout, res.JobID)
 	return nil
 }

@@ -107,8 +107,9 @@ func getJob(ctx context.Context, st *jobs.Store, arg string) (*jobs.Record, erro
 // runFigures are the headline numbers of a run's summary: NOPM and TPM,
 // or an analytic run's headline (tpch: QphH, else Power).
 type runFigures struct {
-	NOPM *float64 `json:"nopm"`
-	TPM  *float64 `json:"tpm"`
+	NOPM      *float64 `json:"nopm"`
+	TPM       *float64 `json:"tpm"`
+	MeasuredS float64  `json:"measured_s"` // 0: interrupted before the measured interval
 
 	Headline      string   `json:"-"`
 	HeadlineValue *float64 `json:"-"`
@@ -124,10 +125,7 @@ func figures(j *jobs.Job) runFigures {
 	}
 	if j.Kind == "run" && len(j.Summary) > 0 {
 		_ = json.Unmarshal(j.Summary, &f) // no summary: no figures
-		var m struct {
-			MeasuredS float64 `json:"measured_s"`
-		}
-		if json.Unmarshal(j.Summary, &m) == nil && m.MeasuredS == 0 {
+		if f.MeasuredS == 0 {
 			// Interrupted before the measured interval (a summary stored
 			// before tpm was null then): nothing was measured.
 			f.NOPM, f.TPM = nil, nil
@@ -709,13 +707,14 @@ func whyNoFigures(a, b *jobs.Record) string {
 // nothingMeasured says which of two runs were interrupted before their
 // measured interval.
 func nothingMeasured(a, b *jobs.Record, na, nb bool) string {
-	switch {
-	case na && nb:
+	if na && nb {
 		return fmt.Sprintf("jobs %d and %d measured nothing: both were interrupted before the measured interval began", a.ID, b.ID)
-	case na:
-		return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", a.ID)
 	}
-	return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", b.ID)
+	id := b.ID
+	if na {
+		id = a.ID
+	}
+	return fmt.Sprintf("job %d measured nothing: it was interrupted before the measured interval began", id)
 }
 
 func diffJobs(a, b *jobs.Record) *jobDiff {

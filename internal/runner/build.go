@@ -126,6 +126,7 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 		err = engine.Load(ctx, tables[:last], vus, s.DB.Load, prog)
 	}
 	loaded := time.Now()
+	after := plan.afterLoad(s.DB, w)
 	if err == nil {
 		if stopDisp != nil {
 			stopDisp()
@@ -133,7 +134,7 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 			// One total for one build: the rows so far of all the build
 			// will load, the last table's included (it comes last).
 			fmt.Fprintf(env.Stderr, "loaded %s of %s rows in %s; creating %s, then loading %s (%s rows), which marks the build complete\n",
-				Thousands(prog.Loaded()), Thousands(prog.Total), Seconds(loaded.Sub(start)), plan.afterLoad(s.DB, w), tables[last].Name, Thousands(tables[last].Rows))
+				Thousands(prog.Loaded()), Thousands(prog.Total), Seconds(loaded.Sub(start)), after, tables[last].Name, Thousands(tables[last].Rows))
 		}
 		if err = plan.script(ctx, s.DB, w, "indexes"); err != nil {
 			err = fmt.Errorf("create indexes: %w", err)
@@ -170,7 +171,7 @@ func BuildSchema(ctx context.Context, env BuildEnv, s *Session, w workload.Workl
 		Workload: w.Name(), Database: s.URL, Scale: ScaleText(w), Seed: seed, BuildVUs: vus,
 		Rows: rows, LoadS: loaded.Sub(start).Seconds(), IndexesS: end.Sub(loaded).Seconds(),
 		TotalS: end.Sub(start).Seconds(), RowsPerS: float64(rows) / loaded.Sub(start).Seconds(),
-		Completed: true, AfterLoad: plan.afterLoad(s.DB, w),
+		Completed: true, AfterLoad: after,
 	}, nil
 }
 
