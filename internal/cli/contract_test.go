@@ -385,6 +385,26 @@ func TestContractTPCH(t *testing.T) {
 	}
 	pinKeys(t, "check tpch --json", stdout, map[string]kind{"ok": jBool, "checks[].name": jString, "checks[].ok": jBool, "checks[].detail": jString,
 		"job_id": jNumber})
+	// Issue 24: jobs list gives a tpch run's query streams.
+	stdout, stderr, code = runCLI(t, home, "jobs", "list", "--json")
+	var list struct {
+		Jobs []map[string]any `json:"jobs"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(stdout), &list) != nil {
+		t.Fatalf("jobs list: exit %d: %s %s", code, stdout, stderr)
+	}
+	runs := 0
+	for _, j := range list.Jobs {
+		if j["kind"] == "run" {
+			runs++
+			if _, ok := j["streams"].(float64); !ok {
+				t.Errorf("jobs list --json: a tpch run's streams is %T (%v), want a number", j["streams"], j["streams"])
+			}
+		}
+	}
+	if runs != 2 {
+		t.Errorf("jobs list --json: %d tpch runs, want 2: %s", runs, stdout)
+	}
 	stdout, stderr, code = runCLI(t, home, "drop", "tpch", "--db", u, "--json")
 	if code != ExitOK || !strings.Contains(stdout, `"dropped": true`) {
 		t.Fatalf("drop tpch: exit %d: %s %s", code, stdout, stderr)
@@ -553,6 +573,20 @@ func TestContractJobs(t *testing.T) {
 	if _, _, code := runCLI(t, home, "jobs", "show", ids[1], "--jobs-db", store); code == ExitOK {
 		t.Error("jobs show of a deleted job succeeded")
 	}
+	// Issue 24: a diff of jobs with nothing to compare (a run and a
+	// check) says why in no_figures.
+	stdout, stderr, code = runCLI(t, home, "check", "--db", "sqlite://"+path, "--json", "--jobs-db", store)
+	var check struct {
+		JobID int64 `json:"job_id"`
+	}
+	if code != ExitOK || json.Unmarshal([]byte(stdout), &check) != nil || check.JobID == 0 {
+		t.Fatalf("check: exit %d, job %d: %s", code, check.JobID, stderr)
+	}
+	stdout, stderr, code = runCLI(t, home, "jobs", "diff", ids[0], strconv.FormatInt(check.JobID, 10), "--json", "--jobs-db", store)
+	if code != ExitOK {
+		t.Fatalf("jobs diff of a run and a check: exit %d: %s", code, stderr)
+	}
+	pinKeys(t, "jobs diff --json (nothing to compare)", stdout, map[string]kind{"no_figures": jString})
 }
 
 // Issue 14: the series `run --metrics` (and the service's /metrics) serve,
