@@ -28,6 +28,12 @@ type CostJSON struct {
 	// ClientCPUNote says why the overall CPU and context switches are
 	// null although measured: another run shared the process.
 	ClientCPUNote string `json:"client_cpu_note,omitempty"`
+	// The same CPU split into user and system time, and the time the
+	// process's threads waited for a CPU (schedstat run_delay), overall
+	// only (issue 25); null where not measured.
+	ClientCPUUserUs       *float64 `json:"client_cpu_user_us,omitempty"`
+	ClientCPUSysUs        *float64 `json:"client_cpu_sys_us,omitempty"`
+	ClientRunQueueDelayUs *float64 `json:"client_run_queue_delay_us,omitempty"`
 }
 
 // ServerCostJSON is what the server says it sent and received per
@@ -41,6 +47,17 @@ type ServerCostJSON struct {
 	CPUUserUs       *float64 `json:"cpu_user_us"`
 	CPUSysUs        *float64 `json:"cpu_sys_us"`
 	ContextSwitches *float64 `json:"context_switches"`
+	// From the same source as cpu (issue 25): the switches split, the
+	// time the server's threads waited for a CPU, bytes through read and
+	// write system calls (/proc/PID/io), and bytes on the server's port
+	// from the sockets' own counters (inet_diag).
+	VoluntarySwitches   *float64 `json:"voluntary_switches,omitempty"`
+	InvoluntarySwitches *float64 `json:"involuntary_switches,omitempty"`
+	RunQueueDelayUs     *float64 `json:"run_queue_delay_us,omitempty"`
+	SyscallReadBytes    *float64 `json:"syscall_read_bytes,omitempty"`
+	SyscallWriteBytes   *float64 `json:"syscall_write_bytes,omitempty"`
+	PortBytesIn         *float64 `json:"port_bytes_in,omitempty"`
+	PortBytesOut        *float64 `json:"port_bytes_out,omitempty"`
 	// What the database counts: statements executed, parsed, planned.
 	Statements *float64 `json:"statements"`
 	Parses     *float64 `json:"parses"`
@@ -188,6 +205,14 @@ type RunSummary struct {
 	// ServerWaits: where the VUs' sessions were found by the server's
 	// sampler during the measured interval; absent when not sampled.
 	ServerWaits *ServerWaitsJSON `json:"server_waits"` // null: not sampled
+	// Issue 25 (system.go): where the server's threads were, the server's
+	// host and sledge's own host over the measured interval, the agent
+	// that measured the server, and its on-CPU stacks (--stacks).
+	ServerThreads *ThreadStatesJSON `json:"server_threads,omitempty"`
+	ServerHost    *HostJSON         `json:"server_host,omitempty"`
+	ClientHost    *HostJSON         `json:"client_host,omitempty"`
+	Agent         *AgentJSON        `json:"agent,omitempty"`
+	ServerStacks  *StacksJSON       `json:"server_stacks,omitempty"`
 	Types       []TxJSON         `json:"types"`
 	// Thresholds are the --threshold criteria with the values they were
 	// judged on; absent without --threshold.
