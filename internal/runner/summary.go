@@ -213,7 +213,7 @@ type RunSummary struct {
 	ClientHost    *HostJSON         `json:"client_host,omitempty"`
 	Agent         *AgentJSON        `json:"agent,omitempty"`
 	ServerStacks  *StacksJSON       `json:"server_stacks,omitempty"`
-	Types       []TxJSON         `json:"types"`
+	Types         []TxJSON          `json:"types"`
 	// Thresholds are the --threshold criteria with the values they were
 	// judged on; absent without --threshold.
 	Thresholds []ThresholdJSON `json:"thresholds,omitempty"`
