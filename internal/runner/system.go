@@ -1,5 +1,11 @@
 package runner
 
+import (
+	"time"
+
+	"github.com/sledge-bench/sledge/internal/sysprobe"
+)
+
 // Issue 25's additions to the summary: the server's threads and hosts as
 // internal/sysprobe measures them, in-process or through sledge agent.
 // Shares are fractions (0–1) of the measured interval.
@@ -74,4 +80,16 @@ type StacksJSON struct {
 	Samples int64  `json:"samples"`
 	Folded  string `json:"folded,omitempty"`
 	Why     string `json:"why,omitempty"` // why there are none
+}
+
+// SystemSecond is one second of a sampler during a run, for the job's time
+// series, the live page and /metrics: the server's (through the agent or
+// in-process) or sledge's own host's. The run side (ServerCost) calls the
+// function given to ServerCost.Follow with each, in order, from one
+// goroutine; the consumers (job recorder, metrics server) must not block.
+type SystemSecond struct {
+	Source  string        // "server" or "client_host"
+	Elapsed time.Duration // since the run started, at the end of the second
+	Phase   string        // the engine's phase then: "ramp-up", "measure", …
+	Second  sysprobe.Second
 }
