@@ -65,10 +65,13 @@ func (p procFS) tids(pid int) ([]int, error) {
 // (CONFIG_PROC_CHILDREN; every thread's children, since a child's parent
 // is the thread that forked it). ok false: the file does not exist here,
 // and the caller scans /proc instead.
-func (p procFS) children(pid int) (kids []int, ok bool) {
-	tids, err := p.tids(pid)
-	if err != nil {
-		return nil, true // the process ended: no children
+func (p procFS) children(pid int, allThreads bool) (kids []int, ok bool) {
+	tids := []int{pid}
+	if allThreads {
+		var err error
+		if tids, err = p.tids(pid); err != nil {
+			return nil, true // the process ended: no children
+		}
 	}
 	for _, tid := range tids {
 		b, err := p.read(strconv.Itoa(pid), "task", strconv.Itoa(tid), "children")
@@ -90,8 +93,10 @@ func (p procFS) children(pid int) (kids []int, ok bool) {
 }
 
 // tree returns roots and every process whose parent chain reaches one of
-// them, sorted.
-func (p procFS) tree(roots []int) []int {
+// them, sorted. allThreads: children of every thread, else of each
+// process's main thread only (a tenth of the cost for a server with many
+// threads; servers fork from their main thread).
+func (p procFS) tree(roots []int, allThreads bool) []int {
 	seen := map[int]bool{}
 	queue := append([]int(nil), roots...)
 	var parents map[int][]int // built once when children files are missing
@@ -102,7 +107,7 @@ func (p procFS) tree(roots []int) []int {
 			continue
 		}
 		seen[pid] = true
-		kids, ok := p.children(pid)
+		kids, ok := p.children(pid, allThreads)
 		if !ok {
 			if parents == nil {
 				parents = p.parentMap()
@@ -262,7 +267,7 @@ func (p procFS) findRoots(t Target) (roots []int, ports []int, err error) {
 		// Watched by pid or name: the TCP ports its processes listen on.
 		ls, _ := p.listeners(0)
 		in := map[int]bool{}
-		for _, pid := range p.tree(roots) {
+		for _, pid := range p.tree(roots, true) {
 			in[pid] = true
 		}
 		for pid, pts := range ls {
