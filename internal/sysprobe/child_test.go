@@ -110,7 +110,7 @@ func runChild(mode, arg string) {
 				if err != nil {
 					return
 				}
-				go io.Copy(c, c)
+				go func() { io.Copy(c, c); c.Close() }()
 			}
 		}()
 		ready(strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
@@ -152,11 +152,11 @@ func runChild(mode, arg string) {
 			}
 		})
 		ready(strconv.Itoa(spin), strconv.Itoa(netw), strconv.Itoa(lock), strconv.Itoa(sleep))
-	case "forker": // children that burn CPU and exit, one after another
+	case "forker": // children that burn CPU for 300 ms and exit, one after another
 		ready()
 		go func() {
 			for {
-				cmd := exec.Command(os.Args[0], "-test.run=^$", "30")
+				cmd := exec.Command(os.Args[0], "-test.run=^$", "300")
 				cmd.Env = append(os.Environ(), "SYSPROBE_CHILD=burn")
 				cmd.Run()
 			}

@@ -62,16 +62,18 @@ func (p procFS) tids(pid int) ([]int, error) {
 }
 
 // children lists a process's children from /proc/PID/task/*/children
-// (CONFIG_PROC_CHILDREN; every thread's children, since a child's parent
-// is the thread that forked it). ok false: the file does not exist here,
-// and the caller scans /proc instead.
+// (CONFIG_PROC_CHILDREN; every thread's, since a child's parent is the
+// thread that forked it). allThreads false reads only the main thread's
+// when the process has more than fewThreads threads (servers with many
+// threads fork from their main thread, if at all). ok false: the file does
+// not exist here, and the caller scans /proc instead.
 func (p procFS) children(pid int, allThreads bool) (kids []int, ok bool) {
-	tids := []int{pid}
-	if allThreads {
-		var err error
-		if tids, err = p.tids(pid); err != nil {
-			return nil, true // the process ended: no children
-		}
+	tids, err := p.tids(pid)
+	if err != nil {
+		return nil, true // the process ended: no children
+	}
+	if !allThreads && len(tids) > fewThreads {
+		tids = []int{pid}
 	}
 	for _, tid := range tids {
 		b, err := p.read(strconv.Itoa(pid), "task", strconv.Itoa(tid), "children")
@@ -92,10 +94,13 @@ func (p procFS) children(pid int, allThreads bool) (kids []int, ok bool) {
 	return kids, true
 }
 
+// fewThreads: a process with at most this many threads has the children
+// of every thread listed every second.
+const fewThreads = 64
+
 // tree returns roots and every process whose parent chain reaches one of
-// them, sorted. allThreads: children of every thread, else of each
-// process's main thread only (a tenth of the cost for a server with many
-// threads; servers fork from their main thread).
+// them, sorted. allThreads: children of every thread, else, in processes
+// with more than fewThreads threads, of the main thread only.
 func (p procFS) tree(roots []int, allThreads bool) []int {
 	seen := map[int]bool{}
 	queue := append([]int(nil), roots...)

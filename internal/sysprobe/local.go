@@ -224,12 +224,18 @@ func (l *Local) loop(ctx context.Context) {
 		if l.states != nil {
 			l.states.setThreads(l.currentThreads())
 		}
-		l.mu.Lock()
-		l.seq++
-		l.ring[(l.seq-1)%ringSize] = Second{Seq: l.seq, At: s.At, Interval: Diff(l.prevSec, s)}
-		l.prevSec = s
-		l.mu.Unlock()
+		l.record(s)
 	}
+}
+
+// record keeps the second that ends with s in the ring, overwriting the
+// oldest once it holds ringSize.
+func (l *Local) record(s Snapshot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	l.ring[(l.seq-1)%ringSize] = Second{Seq: l.seq, At: s.At, Interval: Diff(l.prevSec, s)}
+	l.prevSec = s
 }
 
 func (l *Local) currentThreads() []threadID {
@@ -467,8 +473,9 @@ func subHost(h, base Host) Host {
 // thread that ended is not: the process's own counters hold it).
 func (l *Local) readServer() Server {
 	var srv Server
-	// Children forked by the main thread are re-listed every second; by
-	// any thread (reading every thread's children file) every tenth.
+	// Children are re-listed every second; in a process with many
+	// threads, those forked by other threads than the main one only
+	// every tenth (reading every thread's children file costs).
 	pids := l.proc.tree(l.roots, l.gen%10 == 1)
 	buf := l.buf[:0]
 	l.threadSet = l.threadSet[:0]
