@@ -107,6 +107,12 @@ type Local struct {
 	stacks    *stackRecorder
 	portWhy   string
 	buf       []byte // reused by the once-a-second reading
+	// The thread-state counts as sampled (rawStates) and as reported
+	// (states: with run-queue time moved out of the sleeping classes),
+	// and the run delay at the last snapshot.
+	rawStates, repStates States
+	lastDelay            int64
+	lastAt               time.Time
 	// exclAtLast is the excluded pids' CPU (ns) at the last snapshot.
 	exclAtLast int64
 
@@ -351,7 +357,9 @@ func (l *Local) take() (Snapshot, error) {
 			s.Missing["port"] = l.portWhy
 		}
 		if l.states != nil {
-			srv.States, srv.StateHz = l.states.counts()
+			var raw States
+			raw, srv.StateHz = l.states.counts()
+			srv.States = l.splitRunnable(raw, srv)
 			s.Sources["states"] = l.states.source()
 		} else {
 			s.Missing["states"] = "thread-state sampler off"
@@ -392,6 +400,46 @@ func (l *Local) take() (Snapshot, error) {
 	}
 	l.last = s
 	return s, nil
+}
+
+// splitRunnable turns the sampler's cumulative counts into the reported
+// ones. A thread woken from a wait but not yet on a CPU still reads the
+// system call it slept in: the sampler counts it in that wait. The run
+// delay (schedstat) measures all the time the threads were runnable, so
+// for each interval between snapshots the runnable samples should be
+// delay / (threads × interval) of all samples; what is missing from the
+// samples read as runnable (preempted in user space) is moved from the
+// sleeping classes (network, lock, io, idle) in proportion to their
+// counts: the sampler cannot tell which wait a thread was woken from.
+func (l *Local) splitRunnable(raw States, srv Server) States {
+	d := States{raw.CPU - l.rawStates.CPU, raw.Runnable - l.rawStates.Runnable, raw.Network - l.rawStates.Network,
+		raw.Lock - l.rawStates.Lock, raw.IO - l.rawStates.IO, raw.Idle - l.rawStates.Idle}
+	delay := srv.RunDelayNs - l.lastDelay
+	now := time.Now()
+	secs := 0.0
+	if !l.lastAt.IsZero() {
+		secs = now.Sub(l.lastAt).Seconds()
+	}
+	l.rawStates, l.lastDelay, l.lastAt = raw, srv.RunDelayNs, now
+	sleeping := d.Network + d.Lock + d.IO + d.Idle
+	if secs > 0 && srv.Threads > 0 && delay > 0 && sleeping > 0 {
+		share := float64(delay) / 1e9 / (secs * float64(srv.Threads))
+		extra := min(int64(share*float64(d.Total())+0.5)-d.Runnable, sleeping)
+		if extra > 0 {
+			// Proportional shares, rounded down; idle takes the rest.
+			part := func(n int64) int64 { return extra * n / sleeping }
+			net, lock, io := part(d.Network), part(d.Lock), part(d.IO)
+			idle := min(extra-net-lock-io, d.Idle)
+			d.Network -= net
+			d.Lock -= lock
+			d.IO -= io
+			d.Idle -= idle
+			d.Runnable += net + lock + io + idle
+		}
+	}
+	r := &l.repStates
+	*r = States{r.CPU + d.CPU, r.Runnable + d.Runnable, r.Network + d.Network, r.Lock + d.Lock, r.IO + d.IO, r.Idle + d.Idle}
+	return *r
 }
 
 // procTicks reads a process's utime+stime (ticks), 0 when it is gone.
