@@ -403,14 +403,12 @@ func (l *Local) take() (Snapshot, error) {
 }
 
 // splitRunnable turns the sampler's cumulative counts into the reported
-// ones. A thread woken from a wait but not yet on a CPU still reads the
-// system call it slept in: the sampler counts it in that wait. The run
-// delay (schedstat) measures all the time the threads were runnable, so
-// for each interval between snapshots the runnable samples should be
-// delay / (threads × interval) of all samples; what is missing from the
-// samples read as runnable (preempted in user space) is moved from the
-// sleeping classes (network, lock, io, idle) in proportion to their
-// counts: the sampler cannot tell which wait a thread was woken from.
+// ones. /proc/…/syscall reads "running" for every thread in TASK_RUNNING:
+// on a CPU, or runnable and waiting for one (preempted, or woken from a
+// wait and not yet scheduled). The run delay (schedstat) is the time the
+// threads spent waiting for a CPU, so for each interval between snapshots
+// delay / (threads × interval) of all samples were runnable: that many
+// (at most all of them) move from cpu to runnable.
 func (l *Local) splitRunnable(raw States, srv Server) States {
 	d := States{raw.CPU - l.rawStates.CPU, raw.Runnable - l.rawStates.Runnable, raw.Network - l.rawStates.Network,
 		raw.Lock - l.rawStates.Lock, raw.IO - l.rawStates.IO, raw.Idle - l.rawStates.Idle}
@@ -421,20 +419,12 @@ func (l *Local) splitRunnable(raw States, srv Server) States {
 		secs = now.Sub(l.lastAt).Seconds()
 	}
 	l.rawStates, l.lastDelay, l.lastAt = raw, srv.RunDelayNs, now
-	sleeping := d.Network + d.Lock + d.IO + d.Idle
-	if secs > 0 && srv.Threads > 0 && delay > 0 && sleeping > 0 {
+	if secs > 0 && srv.Threads > 0 && delay > 0 {
 		share := float64(delay) / 1e9 / (secs * float64(srv.Threads))
-		extra := min(int64(share*float64(d.Total())+0.5)-d.Runnable, sleeping)
-		if extra > 0 {
-			// Proportional shares, rounded down; idle takes the rest.
-			part := func(n int64) int64 { return extra * n / sleeping }
-			net, lock, io := part(d.Network), part(d.Lock), part(d.IO)
-			idle := min(extra-net-lock-io, d.Idle)
-			d.Network -= net
-			d.Lock -= lock
-			d.IO -= io
-			d.Idle -= idle
-			d.Runnable += net + lock + io + idle
+		move := min(int64(share*float64(d.Total())+0.5)-d.Runnable, d.CPU)
+		if move > 0 {
+			d.CPU -= move
+			d.Runnable += move
 		}
 	}
 	r := &l.repStates
