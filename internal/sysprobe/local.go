@@ -176,6 +176,7 @@ func Open(ctx context.Context, t Target, opt Options) (*Local, error) {
 	go l.loop(bg)
 	if l.hasTarget() && opt.StateHz > 0 {
 		l.states = newStateSampler(l.proc, opt.StateHz)
+		l.lastAt = time.Now() // the run delay's split starts here
 		l.states.setThreads(l.currentThreads())
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); l.states.run(bg) }()
@@ -281,7 +282,7 @@ func (l *Local) Seconds(ctx context.Context, after int64) ([]Second, error) {
 	if after+1 > first {
 		first = after + 1
 	}
-	var out []Second
+	out := []Second{}
 	for s := first; s <= l.seq; s++ {
 		out = append(out, l.ring[(s-1)%ringSize])
 	}
@@ -631,7 +632,7 @@ func (l *Local) newThread(buf *[]byte, ps string, tid int) *thrRec {
 			tr.close()
 			return nil
 		}
-		tr.base = c
+		tr.base, tr.last = c, c
 	}
 	return tr
 }
