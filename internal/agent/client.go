@@ -265,7 +265,7 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		return errorf(ErrUnreachable, 0, err, "agent %s unreachable: %s", c.addr, dnsErr.Err)
 	case errors.As(err, &certErr), errors.As(err, &hostErr):
 		return errorf(ErrUnreachable, 0, err, "agent %s: its TLS certificate is not trusted: %s", c.addr, oneLine(lastPart(err)))
-	case errors.As(err, &recErr):
+	case errors.As(err, &recErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return errorf(ErrUnreachable, 0, err, "agent %s does not speak TLS (use HOST:PORT or http://)", c.addr)
 	case errors.As(err, &errno):
 		return errorf(ErrUnreachable, 0, err, "agent %s unreachable: %s", c.addr, errno.Error())
