@@ -683,3 +683,48 @@ func TestReadToken(t *testing.T) {
 func pemCert(hs *httptest.Server) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hs.Certificate().Raw})
 }
+
+// With AllowStacks, a watch that asked for stacks records them (perf) or
+// is told in one line why not; either way the watch goes on.
+func TestStacksAllowed(t *testing.T) {
+	srv := startServer(t)
+	a := startAgent(t, Config{AllowStacks: true})
+	c, err := Dial(t.Context(), a.url, ClientOptions{Timeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.Watch(t.Context(), sysprobe.Target{PID: srv.pid}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if !c.Info().Stacks.Perf {
+		if err := w.StartStacks(t.Context()); err == nil || !strings.Contains(err.Error(), "perf") {
+			t.Errorf("StartStacks without perf: %v, want one line naming perf", err)
+		}
+		return
+	}
+	if err := w.StartStacks(t.Context()); err != nil {
+		if strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "no stacks") {
+			t.Errorf("StartStacks: %q, want one line", err)
+		}
+		t.Logf("perf cannot record here: %v", err)
+	} else {
+		f, err := w.StopStacks(t.Context())
+		if err != nil || f.Hz <= 0 {
+			t.Errorf("StopStacks: %+v %v", f, err)
+		}
+	}
+	if _, err := w.Snapshot(t.Context()); err != nil {
+		t.Errorf("the watch after stacks: %v", err)
+	}
+	// A watch that did not ask for stacks has none.
+	w2, err := c.Watch(t.Context(), sysprobe.Target{PID: srv.pid}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Close()
+	if err := w2.StartStacks(t.Context()); err == nil || !strings.Contains(err.Error(), "did not ask") {
+		t.Errorf("StartStacks on a watch without stacks: %v", err)
+	}
+}
