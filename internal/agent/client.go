@@ -115,7 +115,7 @@ func Dial(ctx context.Context, addr string, o ClientOptions) (*Client, error) {
 	}
 	if c.info.Agent != Name {
 		tr.CloseIdleConnections()
-		return nil, errorf(nil, http.StatusOK, nil, "agent %s: %s is not a sledge agent (its /v1/info has no \"agent\":%q)", c.addr, c.addr, Name)
+		return nil, errorf(nil, http.StatusOK, nil, "agent %s: not a sledge agent (its /v1/info has no \"agent\":%q)", c.addr, Name)
 	}
 	return c, nil
 }
