@@ -728,3 +728,29 @@ func TestStacksAllowed(t *testing.T) {
 		t.Errorf("StartStacks on a watch without stacks: %v", err)
 	}
 }
+
+// Watches asked for at once: never more than MaxWatches open.
+func TestMaxWatchesConcurrent(t *testing.T) {
+	srv := startServer(t)
+	a := startAgent(t, Config{})
+	body := fmt.Sprintf(`{"target":{"pid":%d}}`, srv.pid)
+	codes := make(chan int, 3*MaxWatches)
+	for range 3 * MaxWatches {
+		go func() {
+			resp, err := http.Post(a.url+"/v1/watches", "application/json", strings.NewReader(body))
+			if err != nil {
+				codes <- 0
+				return
+			}
+			resp.Body.Close()
+			codes <- resp.StatusCode
+		}()
+	}
+	n := map[int]int{}
+	for range 3 * MaxWatches {
+		n[<-codes]++
+	}
+	if n[http.StatusCreated] != MaxWatches || n[http.StatusTooManyRequests] != 2*MaxWatches || a.Watches() != MaxWatches {
+		t.Errorf("answers %v, %d open: want %d 201 and the rest 429", n, a.Watches(), MaxWatches)
+	}
+}
