@@ -29,6 +29,10 @@ type AgentOptions struct {
 	Stacks    bool   // --stacks
 }
 
+// DefaultAgentTimeout bounds each call to the agent outside a run's edges
+// (compare's check before its first cell).
+const DefaultAgentTimeout = 10 * time.Second
+
 // DefaultAgentPort is sledge agent's default port (127.0.0.1:7078).
 const DefaultAgentPort = 7078
 

@@ -45,4 +45,3 @@ func TestServerLocal(t *testing.T) {
 		})
 	}
 }
-
