@@ -296,7 +296,7 @@ func TestRunAgentKilledMidRun(t *testing.T) {
 	for sc.Scan() {
 		line := sc.Text()
 		stderr.WriteString(line + "\n")
-		if !killed && strings.Contains(line, "2s/6s") {
+		if !killed && strings.HasPrefix(line, "progress: 2.0 s") {
 			a.kill()
 			killed = true
 		}
