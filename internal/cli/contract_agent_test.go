@@ -124,6 +124,18 @@ func agentTokenFile(t *testing.T, token string) string {
 // job, and (the server being local too) the in-process cross-check; a
 // run without --agent reads the same figures in-process.
 func TestContractRunAgent(t *testing.T) {
+	root := newRoot(t.Context(), &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }})
+	for _, cmd := range []string{"run", "compare"} {
+		c, _, err := root.Find([]string{cmd})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"agent", "agent-token-file", "agent-target", "agent-ca", "stacks"} {
+			if c.Flag(f) == nil {
+				t.Errorf("%s has no --%s", cmd, f)
+			}
+		}
+	}
 	srv := pgLazy.Get(t)
 	home := t.TempDir()
 	url := pgNoPassword(t, srv)
