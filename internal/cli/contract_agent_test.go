@@ -383,3 +383,55 @@ func TestRunAgentSlow(t *testing.T) {
 		t.Errorf("server cpu %v, missing %q, agent %+v", s.Server.CPUUserUs, s.Server.Missing["cpu"], s.Agent)
 	}
 }
+
+// --stacks: an agent without --allow-stacks records none (one line, the
+// run goes on, server_stacks.why); a local server's in-process watch
+// records them with perf where perf works here, else says why.
+func TestRunAgentStacks(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
+	a := startAgent(t)
+	type stacksJSON struct {
+		Stacks *struct {
+			Source  string `json:"source"`
+			Hz      int    `json:"hz"`
+			Samples int64  `json:"samples"`
+			Folded  string `json:"folded"`
+			Why     string `json:"why"`
+		} `json:"server_stacks"`
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"agent without --allow-stacks", []string{"--agent", a.addr}},
+		{"in-process", nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := sledgeProc(t, srv, home, append([]string{"run", "tpcb", "--db", url, "-c", "2", "--rampup", "0", "-T", "2", "--json", "--no-job", "--stacks"}, c.args...)...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var s stacksJSON
+			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+				t.Fatal(err)
+			}
+			st := s.Stacks
+			if st == nil || (st.Folded == "") == (st.Why == "") {
+				t.Fatalf("server_stacks %+v", st)
+			}
+			if c.args != nil {
+				if st.Folded != "" || !strings.Contains(r.stderr, "--stacks: agent "+a.addr+" records no stacks") || strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+					t.Errorf("stacks %+v, stderr:\n%s", st, r.stderr)
+				}
+				return
+			}
+			if st.Folded != "" && (st.Samples <= 0 || st.Hz <= 0 || !strings.Contains(st.Folded, ";")) {
+				t.Errorf("stacks %+v", st)
+			}
+			t.Logf("in-process: %d samples at %d Hz, why %q", st.Samples, st.Hz, st.Why)
+		})
+	}
+}
