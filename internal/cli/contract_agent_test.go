@@ -435,3 +435,40 @@ func TestRunAgentStacks(t *testing.T) {
 		})
 	}
 }
+
+// compare --agent: each cell's run reads the server through the agent; an
+// agent that does not answer stops the compare before its first cell.
+func TestCompareAgent(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
+	a := startAgent(t)
+	r := sledgeProc(t, srv, home, "compare", "tpcb", "--db", url, "--vus", "1", "--modes", "client,prepared", "--rampup", "0", "-T", "1", "--json", "--agent", a.addr)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var c struct {
+		Cells []struct {
+			Server struct {
+				Source map[string]string `json:"source"`
+			} `json:"server_per_txn"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &c); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Cells) != 2 {
+		t.Fatalf("%d cells: %s", len(c.Cells), r.stdout)
+	}
+	for i, cell := range c.Cells {
+		if !strings.HasPrefix(cell.Server.Source["cpu"], "agent "+a.addr+": ") {
+			t.Errorf("cell %d: cpu source %q", i, cell.Server.Source["cpu"])
+		}
+	}
+	a.kill()
+	r = sledgeProc(t, srv, home, "compare", "tpcb", "--db", url, "--vus", "1", "--modes", "client", "-T", "1", "--json", "--agent", a.addr)
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "agent "+a.addr) {
+		t.Errorf("compare with a dead agent: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+}
