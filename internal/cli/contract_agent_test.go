@@ -472,3 +472,27 @@ func TestCompareAgent(t *testing.T) {
 		t.Errorf("compare with a dead agent: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+// --workers: the coordinator holds the agent; its workers never reach it
+// (they do not get the flags) and the server's figures are the run's.
+func TestRunAgentWorkers(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
+	a := startAgent(t)
+	r := sledgeProc(t, srv, home, "run", "tpcb", "--db", url, "-c", "2", "--workers", "2", "--rampup", "1", "-T", "2", "--json", "--no-job", "--agent", a.addr)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var s agentRunJSON
+	if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if s.Agent == nil || s.Agent.Partial || !strings.HasPrefix(s.Server.Source["cpu"], "agent "+a.addr+": ") || s.Server.CPUUserUs == nil {
+		t.Errorf("agent %+v, server source %q", s.Agent, s.Server.Source["cpu"])
+	}
+	if s.PerTxn.ClientCPUUserUs != nil || s.ClientHost == nil {
+		t.Errorf("workers: client_cpu_user_us %v (the client is other processes), client_host %+v", s.PerTxn.ClientCPUUserUs, s.ClientHost)
+	}
+}
