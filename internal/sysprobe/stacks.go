@@ -115,7 +115,7 @@ func (l *Local) StopStacks(ctx context.Context) (Folded, error) {
 		<-r.done
 		return Folded{}, ctx.Err()
 	}
-	cmd := exec.CommandContext(ctx, "perf", "script", "-i", r.out, "-F", "comm,ip,sym")
+	cmd := exec.CommandContext(ctx, "perf", "script", "-i", r.out, "-F", "comm,ip,sym,dso")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
