@@ -24,15 +24,15 @@ import (
 // real agent process beside a private PostgreSQL (the run's own behaviour;
 // the end-to-end figures are internal/e2e's).
 
-// agentProc is a running `sledge agent`.
-type agentProc struct {
+// runAgentProc is a running `sledge agent`.
+type runAgentProc struct {
 	cmd  *exec.Cmd
 	addr string // HOST:PORT it listens on
 }
 
 // startAgent starts `sledge agent --listen 127.0.0.1:0 ARGS` and waits
 // for its listening line.
-func startAgent(t *testing.T, args ...string) *agentProc {
+func startAgent(t *testing.T, args ...string) *runAgentProc {
 	t.Helper()
 	bin := sledgeBinary(t)
 	cmd := exec.Command(bin, append([]string{"agent", "--listen", "127.0.0.1:0"}, args...)...)
@@ -43,7 +43,7 @@ func startAgent(t *testing.T, args ...string) *agentProc {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	a := &agentProc{cmd: cmd}
+	a := &runAgentProc{cmd: cmd}
 	t.Cleanup(func() { a.kill() })
 	lines := make(chan string, 1)
 	go func() {
@@ -72,7 +72,7 @@ func startAgent(t *testing.T, args ...string) *agentProc {
 	return a
 }
 
-func (a *agentProc) kill() {
+func (a *runAgentProc) kill() {
 	if a.cmd.Process != nil && a.cmd.ProcessState == nil {
 		_ = a.cmd.Process.Signal(syscall.SIGKILL)
 		_ = a.cmd.Wait()
