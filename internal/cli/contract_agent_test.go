@@ -496,3 +496,46 @@ func TestRunAgentWorkers(t *testing.T) {
 		t.Errorf("workers: client_cpu_user_us %v (the client is other processes), client_host %+v", s.PerTxn.ClientCPUUserUs, s.ClientHost)
 	}
 }
+
+// An agent over TLS: --agent-ca with a plain HOST:PORT (or an https://
+// URL) reaches it; without the CA the certificate is not trusted: exit 1
+// before the run.
+func TestRunAgentTLS(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "agent.crt"), filepath.Join(dir, "agent.key")
+	writeSelfSigned(t, certFile, keyFile)
+	a := startAgent(t, "--tls-cert", certFile, "--tls-key", keyFile)
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"HOST:PORT and the CA", []string{"--agent", a.addr, "--agent-ca", certFile}, 0},
+		{"https:// and the CA", []string{"--agent", "https://" + a.addr, "--agent-ca", certFile}, 0},
+		{"https:// without the CA", []string{"--agent", "https://" + a.addr}, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := sledgeProc(t, srv, home, append([]string{"run", "tpcb", "--db", url, "-c", "1", "--rampup", "0", "-T", "1", "--json", "--no-job"}, c.args...)...)
+			if r.code != c.code {
+				t.Fatalf("exit %d, want %d: %s", r.code, c.code, r.stderr)
+			}
+			if c.code != 0 {
+				if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 || !strings.Contains(lines[0], "agent "+a.addr) {
+					t.Errorf("stderr:\n%s", r.stderr)
+				}
+				return
+			}
+			var s agentRunJSON
+			if err := json.Unmarshal([]byte(r.stdout), &s); err != nil {
+				t.Fatal(err)
+			}
+			if s.Agent == nil || !strings.HasPrefix(s.Server.Source["cpu"], "agent "+a.addr) {
+				t.Errorf("agent %+v, cpu source %q", s.Agent, s.Server.Source["cpu"])
+			}
+		})
+	}
+}
