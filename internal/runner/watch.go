@@ -158,8 +158,9 @@ func (f *followers) read(w *watched) {
 		}
 		w.lastSeq = s.Seq
 		f.sum(w, s)
+		skew := w.skew
 		w.mu.Unlock()
-		ours := s.At.Add(-w.skew)
+		ours := s.At.Add(-skew)
 		ph, _ := f.live.Phase()
 		src := "server"
 		if w.role == "client_host" {
