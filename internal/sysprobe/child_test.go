@@ -188,6 +188,10 @@ func runChild(mode, arg string) {
 		}()
 	case "spin": // busy on arg threads
 		n, _ := strconv.Atoi(arg)
+		// Enough Ps for every spinner: otherwise Go parks the locked
+		// threads it has no P for in a futex, and they wait on Go's
+		// scheduler rather than the kernel's.
+		runtime.GOMAXPROCS(n + 1)
 		for i := 0; i < n; i++ {
 			lockedThread(func() {
 				x := 0

@@ -107,6 +107,12 @@ type Local struct {
 	stacks    *stackRecorder
 	portWhy   string
 	buf       []byte // reused by the once-a-second reading
+	// The thread-state counts as sampled (rawStates) and as reported
+	// (states: with run-queue time moved out of the sleeping classes),
+	// and the run delay at the last snapshot.
+	rawStates, repStates States
+	lastDelay            int64
+	lastAt               time.Time
 	// exclAtLast is the excluded pids' CPU (ns) at the last snapshot.
 	exclAtLast int64
 
@@ -170,6 +176,7 @@ func Open(ctx context.Context, t Target, opt Options) (*Local, error) {
 	go l.loop(bg)
 	if l.hasTarget() && opt.StateHz > 0 {
 		l.states = newStateSampler(l.proc, opt.StateHz)
+		l.lastAt = time.Now() // the run delay's split starts here
 		l.states.setThreads(l.currentThreads())
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); l.states.run(bg) }()
@@ -275,7 +282,7 @@ func (l *Local) Seconds(ctx context.Context, after int64) ([]Second, error) {
 	if after+1 > first {
 		first = after + 1
 	}
-	var out []Second
+	out := []Second{}
 	for s := first; s <= l.seq; s++ {
 		out = append(out, l.ring[(s-1)%ringSize])
 	}
@@ -351,7 +358,9 @@ func (l *Local) take() (Snapshot, error) {
 			s.Missing["port"] = l.portWhy
 		}
 		if l.states != nil {
-			srv.States, srv.StateHz = l.states.counts()
+			var raw States
+			raw, srv.StateHz = l.states.counts()
+			srv.States = l.splitRunnable(raw, srv)
 			s.Sources["states"] = l.states.source()
 		} else {
 			s.Missing["states"] = "thread-state sampler off"
@@ -392,6 +401,36 @@ func (l *Local) take() (Snapshot, error) {
 	}
 	l.last = s
 	return s, nil
+}
+
+// splitRunnable turns the sampler's cumulative counts into the reported
+// ones. /proc/…/syscall reads "running" for every thread in TASK_RUNNING:
+// on a CPU, or runnable and waiting for one (preempted, or woken from a
+// wait and not yet scheduled). The run delay (schedstat) is the time the
+// threads spent waiting for a CPU, so for each interval between snapshots
+// delay / (threads × interval) of all samples were runnable: that many
+// (at most all of them) move from cpu to runnable.
+func (l *Local) splitRunnable(raw States, srv Server) States {
+	d := States{raw.CPU - l.rawStates.CPU, raw.Runnable - l.rawStates.Runnable, raw.Network - l.rawStates.Network,
+		raw.Lock - l.rawStates.Lock, raw.IO - l.rawStates.IO, raw.Idle - l.rawStates.Idle}
+	delay := srv.RunDelayNs - l.lastDelay
+	now := time.Now()
+	secs := 0.0
+	if !l.lastAt.IsZero() {
+		secs = now.Sub(l.lastAt).Seconds()
+	}
+	l.rawStates, l.lastDelay, l.lastAt = raw, srv.RunDelayNs, now
+	if secs > 0 && srv.Threads > 0 && delay > 0 {
+		share := float64(delay) / 1e9 / (secs * float64(srv.Threads))
+		move := min(int64(share*float64(d.Total())+0.5)-d.Runnable, d.CPU)
+		if move > 0 {
+			d.CPU -= move
+			d.Runnable += move
+		}
+	}
+	r := &l.repStates
+	*r = States{r.CPU + d.CPU, r.Runnable + d.Runnable, r.Network + d.Network, r.Lock + d.Lock, r.IO + d.IO, r.Idle + d.Idle}
+	return *r
 }
 
 // procTicks reads a process's utime+stime (ticks), 0 when it is gone.
@@ -593,7 +632,7 @@ func (l *Local) newThread(buf *[]byte, ps string, tid int) *thrRec {
 			tr.close()
 			return nil
 		}
-		tr.base = c
+		tr.base, tr.last = c, c
 	}
 	return tr
 }

@@ -230,11 +230,13 @@ func (s *stateSampler) classify(tf *thrFiles) state {
 	case !ok:
 		return stGone
 	case running:
+		// TASK_RUNNING: on a CPU or waiting for one; the snapshot splits
+		// the two with the run delay (Local.splitRunnable).
 		return stCPU
 	case nr < 0:
-		// Not in a system call and not on a CPU: preempted (R), or in
-		// the kernel for another reason, a page fault most often (D:
-		// io). The stat file tells; "-1" is rare, so is this read.
+		// Asleep outside any system call: a page fault waiting for the
+		// disk (D) most often, or stopped. The stat file tells; "-1" is
+		// rare, so is this read.
 		return s.fromStat(tf)
 	}
 	kind := kindIdle

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -440,5 +441,27 @@ func TestStacks(t *testing.T) {
 	}
 	if sum != f.Samples || !strings.Contains(f.Text, "runtime.main;main.spinWork") {
 		t.Errorf("sum %d of %d samples; runtime.main;main.spinWork missing from\n%s", sum, f.Samples, f.Text)
+	}
+}
+
+// TestRunnable: twice as many spinning threads as CPUs wait for a CPU at
+// least half of the time; the watch reports it as runnable.
+func TestRunnable(t *testing.T) {
+	n := 2 * runtime.NumCPU()
+	c := startChild(t, "spin", strconv.Itoa(n))
+	l, err := Open(context.Background(), Target{PID: c.pid()}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	a := snap(t, l)
+	waitFor(t, "state samples", func() bool { return snap(t, l).Server.States.Total()-a.Server.States.Total() >= 500 })
+	d := Diff(a, snap(t, l)).Server
+	busy := d.States.CPU + d.States.Runnable
+	// Spinners are "running" (TASK_RUNNING) at every sample, n of the
+	// process's threads (the others are the Go runtime's, mostly asleep);
+	// the run delay says which share of that waited.
+	if float64(busy)*float64(d.Threads) < 0.8*float64(d.States.Total())*float64(n) || d.States.Runnable*10 < busy*4 || d.RunDelayNs <= 0 {
+		t.Errorf("%d spinners on %d CPUs among %d threads: states %+v, run delay %d ns", n, runtime.NumCPU(), d.Threads, d.States, d.RunDelayNs)
 	}
 }
