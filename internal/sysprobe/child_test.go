@@ -22,14 +22,17 @@ import (
 // (SYSPROBE_CHILD names what it does), printing one line "ready …" when
 // it is set up and running until its stdin closes.
 
-var pg = testdb.LazyPostgres()
+var (
+	pg = testdb.LazyPostgres()
+	my = testdb.LazyMariaDB()
+)
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv("SYSPROBE_CHILD"); mode != "" {
 		runChild(mode, os.Args[len(os.Args)-1])
 		os.Exit(0)
 	}
-	testdb.Main(m, pg)
+	testdb.Main(m, pg, my)
 }
 
 // child is a running child process.

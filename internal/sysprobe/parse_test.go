@@ -214,6 +214,30 @@ func TestPostgres(t *testing.T) {
 	if s.Server.Port == nil || s.Server.Port.Connections < 1 {
 		t.Errorf("port %+v missing %v", s.Server.Port, s.Missing)
 	}
+	// The new backend waits for our startup packet in epoll_wait on a
+	// set that holds the client's socket: network.
+	l.mu.Lock()
+	var backend int
+	for p := range l.procs {
+		if !hasPID(found, p) {
+			backend = p
+		}
+	}
+	l.mu.Unlock()
+	if backend == 0 {
+		t.Fatal("no new backend among the watch's processes")
+	}
+	sm := newStateSampler(procFS{"/proc"}, 100)
+	defer sm.close()
+	sm.reopen([]threadID{{backend, backend}})
+	counts := map[state]int{}
+	for i := 0; i < 50; i++ {
+		counts[sm.classify(sm.threads[0])]++
+		time.Sleep(time.Millisecond)
+	}
+	if counts[stNetwork] < 45 {
+		t.Errorf("backend %d waiting for the client: %v", backend, counts)
+	}
 }
 
 // TestSplitRunnable: run delay says how much of the threads' time was
@@ -246,4 +270,53 @@ func abs64(n int64) int64 {
 		return -n
 	}
 	return n
+}
+
+// TestMariaDB finds a private MariaDB by its port (one process), and the
+// thread serving a new connection waits for the client in poll on its
+// socket: network.
+func TestMariaDB(t *testing.T) {
+	srv := my.Get(t)
+	l, err := Open(context.Background(), Target{Port: srv.Port}, Options{StateHz: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if found := l.Found(); len(found) != 1 || found[0].Threads < 2 {
+		t.Fatalf("found %+v, want one process with its threads", found)
+	}
+	conn, err := net.Dial("tcp", net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The greeting is sent; the server waits for the handshake reply.
+	if _, err := conn.Read(make([]byte, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	pid := l.Found()[0].PID
+	tids, err := procFS{"/proc"}.tids(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]threadID, len(tids))
+	for i, tid := range tids {
+		ids[i] = threadID{pid, tid}
+	}
+	sm := newStateSampler(procFS{"/proc"}, 100)
+	defer sm.close()
+	sm.reopen(ids)
+	rounds, withNet := 30, 0
+	for i := 0; i < rounds; i++ {
+		for _, tf := range sm.threads {
+			if sm.classify(tf) == stNetwork {
+				withNet++
+				break
+			}
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if withNet < rounds*9/10 {
+		t.Errorf("a thread waiting for the client in %d of %d rounds (%s)", withNet, rounds, sm.source())
+	}
 }
