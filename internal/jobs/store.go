@@ -147,13 +147,13 @@ type Histogram struct {
 // Record is a whole job.
 type Record struct {
 	Job
-	Samples    []Sample    `json:"samples"`
+	Samples []Sample `json:"samples"`
 	// System is the server's and sledge's own host's seconds, in the
 	// order received; empty for jobs before schema version 4 or without
 	// a sampler.
 	System     []SystemSample `json:"system_samples"`
 	Histograms []Histogram    `json:"histograms"`
-	Log        []LogLine   `json:"log"`
+	Log        []LogLine      `json:"log"`
 }
 
 // Store is an open job store. Its methods are safe for concurrent use.

@@ -306,7 +306,7 @@ func TestUpgradeFromVersion3(t *testing.T) {
 		{Seq: 1, Source: "server", ElapsedMs: 1000, Phase: "measure", Interval: sysprobe.Interval{Seconds: 1,
 			Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 500e6, System: 200e6, Idle: 1300e6}}, Server: srv}},
 		{Seq: 2, Source: "client_host", ElapsedMs: 1001, Phase: "measure", Interval: sysprobe.Interval{Seconds: 1,
-			Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 100e6, Idle: 1900e6}, OtherCPU: 250e6},
+			Host:    sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 100e6, Idle: 1900e6}, OtherCPU: 250e6},
 			Missing: []string{"port"}}},
 	}
 	if err := s.AppendBatch(ctx, j.ID, Batch{System: sys, Samples: []Sample{{Seq: 1, ElapsedMs: 1000, SpanMs: 1000,
