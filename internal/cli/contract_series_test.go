@@ -1,10 +1,25 @@
 package cli
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	"github.com/spf13/pflag"
+
+	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/runner"
+	"github.com/sledge-bench/sledge/internal/sysprobe"
+	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/workload"
 )
 
 // Issue 25: the job commands' system samples (docs/contracts.md, "The job
@@ -43,6 +58,70 @@ func TestContractJobsSystem(t *testing.T) {
 		"client_host.other_cpu_cores"} {
 		if !strings.Contains(stdout, `"name": "`+name+`"`) && !strings.Contains(stdout, `"name":"`+name+`"`) {
 			t.Errorf("jobs diff --json: no figure %s", name)
+		}
+	}
+}
+
+// Issue 25: the series of the server's side that `run --metrics` and the
+// service's /metrics serve while a run's sampler hands over its seconds
+// (docs/metrics.md), with their types and extra labels.
+var systemMetricNames = map[string]struct {
+	typ   dto.MetricType
+	label string // the label beside job_id and workload, "" none
+}{
+	"sledge_server_cpu_seconds_total":             {dto.MetricType_COUNTER, "mode"},
+	"sledge_server_context_switches_total":        {dto.MetricType_COUNTER, "kind"},
+	"sledge_server_run_queue_delay_seconds_total": {dto.MetricType_COUNTER, ""},
+	"sledge_server_port_bytes_total":              {dto.MetricType_COUNTER, "direction"},
+	"sledge_server_thread_state_share":            {dto.MetricType_GAUGE, "state"},
+	"sledge_server_host_cpu_share":                {dto.MetricType_GAUGE, "mode"},
+	"sledge_client_host_other_cpu_cores":          {dto.MetricType_GAUGE, ""},
+}
+
+func TestContractSystemMetrics(t *testing.T) {
+	port, err := testdb.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	m, err := startMetrics(addr, 0, io.Discard, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop(context.Background())
+	w, err := workload.Lookup("tpcb")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl, err := w.Flags("run", pflag.NewFlagSet("", pflag.ContinueOnError))(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Follow(3, wl, "sqlite:///x", engine.NewLive(&engine.Plan{Mix: wl.Mix(), VUs: 1}))
+	m.System(runner.SystemSecond{Source: "server", Phase: "measure", Second: sysprobe.Second{Seq: 1, Interval: sysprobe.Interval{
+		Seconds: 1, Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 1e9, Idle: 1e9}},
+		Server: &sysprobe.Server{UserNs: 1e8, States: sysprobe.States{Network: 5}, Port: &sysprobe.Port{BytesIn: 1}}}}})
+	m.System(runner.SystemSecond{Source: "client_host", Second: sysprobe.Second{Seq: 1, Interval: sysprobe.Interval{Seconds: 1}}})
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range systemMetricNames {
+		f := fams[name]
+		if f == nil || f.GetType() != want.typ || len(f.GetMetric()) == 0 {
+			t.Errorf("/metrics: %s is %v, want a %s", name, f, want.typ)
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			if label(mt, "job_id") != "3" || label(mt, "workload") != "tpcb" || (want.label != "" && label(mt, want.label) == "") {
+				t.Errorf("%s: labels %v, want job_id 3, workload tpcb and %q", name, mt.GetLabel(), want.label)
+			}
 		}
 	}
 }
