@@ -257,7 +257,9 @@ func writeSystemCSV(w *csv.Writer, r *jobs.Record) {
 		row := []string{strconv.Itoa(x.Seq), f(float64(x.ElapsedMs) / 1000), x.Source, x.Phase, f(iv.Seconds),
 			sh(share(iv.Host.CPU.User, t)), sh(share(iv.Host.CPU.System, t)), sh(share(iv.Host.CPU.IOWait, t)),
 			sh(share(iv.Host.CPU.Idle, t)), f(float64(iv.Host.OtherCPU) / 1e9)}
-		if s := iv.Server; s != nil {
+		// A client_host sample's processes are sledge's own: not the
+		// server's columns.
+		if s := iv.Server; s != nil && x.Source == "server" {
 			row = append(row, f(float64(s.UserNs)/1e9), f(float64(s.SysNs)/1e9), i(s.Voluntary), i(s.Involuntary),
 				f(float64(s.RunDelayNs)/1e9))
 			if st := stateShares(s.States); st != nil {

@@ -41,7 +41,9 @@ func recordSystemJob(t *testing.T, path string, netShare, switches float64) int6
 					Port: &sysprobe.Port{Port: 5432, BytesIn: 40000, BytesOut: 90000, Connections: 4}}}}})
 		r.System(runner.SystemSecond{Source: "client_host", Elapsed: time.Duration(i)*time.Second + 5*time.Millisecond, Phase: "measure",
 			Second: sysprobe.Second{Seq: int64(i), Interval: sysprobe.Interval{Seconds: 1,
-				Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 5e8, System: 5e8, Idle: 1e9}, OtherCPU: 4e8}}}})
+				Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 5e8, System: 5e8, Idle: 1e9}, OtherCPU: 4e8},
+				// sledge's own processes, which are not the server's.
+				Server: &sysprobe.Server{UserNs: 7e8, SysNs: 1e8, Voluntary: 99}}}})
 	}
 	sum := &runner.RunSummary{Workload: "tpcb", Driver: "postgres", Transport: "tcp", VUs: 4, MeasuredS: 3, TPM: 60000,
 		ServerPerTxn: &runner.ServerCostJSON{CPUUserUs: sysPtr(400), CPUSysUs: sysPtr(200), ContextSwitches: sysPtr(switches),
@@ -146,7 +148,7 @@ func TestJobsSystemSeries(t *testing.T) {
 		{srv, "state_cpu", "0.2000"}, {srv, "state_network", "0.3000"}, {srv, "state_idle", "0.5000"},
 		{srv, "port_bytes_in", "40000"}, {srv, "port_bytes_out", "90000"},
 		{host, "source", "client_host"}, {host, "elapsed_s", "1.005"}, {host, "other_cpu_s", "0.4"},
-		{host, "host_usr", "0.2500"}, {host, "server_cpu_user_s", ""}, {host, "port_bytes_in", ""},
+		{host, "host_usr", "0.2500"}, {host, "server_cpu_user_s", ""}, {host, "voluntary_switches", ""}, {host, "port_bytes_in", ""},
 	} {
 		if got := c.row[col[c.name]]; got != c.want {
 			t.Errorf("csv %s of %s: %q, want %q", c.name, c.row[col["source"]], got, c.want)
@@ -199,4 +201,70 @@ func hasRow(out string, fields ...string) bool {
 		}
 	}
 	return false
+}
+
+// A real run against a local PostgreSQL (read in-process, as the agent
+// reads it) keeps the server's and sledge's host's seconds with its job:
+// jobs show draws them, and the CSV has a row per second of each, the
+// server's with its CPU and thread states.
+func TestRunKeepsSystemSeries(t *testing.T) {
+	u := ownDB(t, pgLazy.Get(t), "sysseries")
+	home := t.TempDir()
+	store := filepath.Join(home, "jobs.db")
+	if _, stderr, code := runCLI(t, home, "build", "tpcb", "--scale", "1", "--db", u, "--no-job"); code != 0 {
+		t.Fatalf("build: exit %d: %s", code, stderr)
+	}
+	stdout, stderr, code := runCLI(t, home, "run", "tpcb", "--db", u, "-c", "2", "-T", "3s", "--json", "--jobs-db", store)
+	if code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	var sum struct {
+		JobID int64 `json:"job_id"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil || sum.JobID == 0 {
+		t.Fatalf("run --json: %v: %s", err, stdout)
+	}
+	id := strconv.FormatInt(sum.JobID, 10)
+	stdout, stderr, code = runCLI(t, home, "jobs", "show", id, "--json", "--jobs-db", store)
+	if code != ExitOK {
+		t.Fatalf("jobs show: exit %d: %s", code, stderr)
+	}
+	var rec jobs.Record
+	if err := json.Unmarshal([]byte(stdout), &rec); err != nil {
+		t.Fatal(err)
+	}
+	var server, client int
+	var cpu, states int64
+	for _, x := range rec.System {
+		switch x.Source {
+		case "server":
+			server++
+			if s := x.Interval.Server; s != nil {
+				cpu += s.UserNs + s.SysNs
+				states += s.States.Total()
+			}
+		case "client_host":
+			client++
+		}
+	}
+	if server < 2 || client < 2 || cpu == 0 || states == 0 {
+		t.Fatalf("system samples: %d server (CPU %d ns, %d thread samples), %d client_host; want 2 or more of each with figures",
+			server, cpu, states, client)
+	}
+	stdout, _, _ = runCLI(t, home, "jobs", "show", id, "--jobs-db", store)
+	for _, want := range []string{"the server per second (", "sledge's host per second (", "threads: cpu "} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("jobs show lacks %q:\n%s", want, stdout)
+		}
+	}
+	stdout, _, _ = runCLI(t, home, "jobs", "export", id, "--format", "csv", "--table", "system", "--jobs-db", store)
+	rows, err := csv.NewReader(strings.NewReader(stdout)).ReadAll()
+	if err != nil || len(rows) != len(rec.System)+1 {
+		t.Fatalf("csv: %d rows for %d samples (%v)", len(rows), len(rec.System), err)
+	}
+	for _, r := range rows[1:] {
+		if r[2] == "server" && (r[10] == "" || r[15] == "") {
+			t.Errorf("a server row without CPU or states: %v", r)
+		}
+	}
 }

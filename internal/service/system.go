@@ -39,7 +39,8 @@ func pointOf(source string, elapsedMs int64, phase string, iv sysprobe.Interval)
 	if secs <= 0 {
 		secs = 1
 	}
-	if s := iv.Server; s != nil {
+	// A client_host second's processes are sledge's own, not the server's.
+	if s := iv.Server; s != nil && source == "server" {
 		u, y, sw := float64(s.UserNs)/1e9/secs, float64(s.SysNs)/1e9/secs, float64(s.Voluntary+s.Involuntary)/secs
 		p.CPUUser, p.CPUSys, p.Switches, p.Threads = &u, &y, &sw, s.Threads
 		if n := float64(s.States.Total()); n > 0 {

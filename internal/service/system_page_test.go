@@ -30,7 +30,8 @@ func serverSecond(n int64) []runner.SystemSecond {
 			Server: &sysprobe.Server{Threads: 8, UserNs: 1e8 * n, SysNs: 5e7, Voluntary: 800, Involuntary: 10,
 				States: sysprobe.States{CPU: 20, Runnable: 5, Network: 60, Lock: 5, IO: 0, Idle: 10}, StateHz: 100}}}},
 		{Source: "client_host", Elapsed: el, Phase: "measure", Second: sysprobe.Second{Seq: n, Interval: sysprobe.Interval{Seconds: 1,
-			Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 1e9, Idle: 1e9}, OtherCPU: 2e8}}}},
+			Host:   sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 1e9, Idle: 1e9}, OtherCPU: 2e8},
+			Server: &sysprobe.Server{UserNs: 9e8}}}}, // sledge's own processes
 	}
 }
 
