@@ -391,7 +391,6 @@ func printJob(out io.Writer, r *jobs.Record) {
 			printAnalyticCompare(out, c)
 		} else if s := runSummaryOf(&r.Job); s != nil {
 			printSummary(out, s)
-			printSystemSummary(out, s) // jobs_system.go
 		} else if c := compareSummaryOf(&r.Job); c != nil {
 			printCompare(out, c)
 		} else {

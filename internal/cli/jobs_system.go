@@ -9,73 +9,13 @@ import (
 	"text/tabwriter"
 
 	"github.com/sledge-bench/sledge/internal/jobs"
-	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/sysprobe"
 )
 
-// Issue 25 in the job commands: the summary's server threads, hosts and
-// agent under jobs show's summary, the per-second system samples as a
-// table (jobs show) and a CSV (jobs export --table system), and the new
-// per-transaction figures and thread-state shares in jobs diff.
-
-// printSystemSummary prints the summary's issue 25 keys: the server's
-// per-transaction figures beyond CPU and switches, where its threads were,
-// its host's and sledge's host's CPU, and the agent.
-func printSystemSummary(out io.Writer, s *runSummary) {
-	if c := s.ServerPerTxn; c != nil {
-		var parts []string
-		add := func(v *float64, format string) {
-			if v != nil {
-				parts = append(parts, fmt.Sprintf(format, *v))
-			}
-		}
-		add(c.RunQueueDelayUs, "run-queue delay %.1f µs")
-		if c.VoluntarySwitches != nil && c.InvoluntarySwitches != nil {
-			parts = append(parts, fmt.Sprintf("switches %.2f voluntary, %.2f involuntary", *c.VoluntarySwitches, *c.InvoluntarySwitches))
-		}
-		if c.PortBytesIn != nil && c.PortBytesOut != nil {
-			parts = append(parts, fmt.Sprintf("port bytes %s in, %s out", thousands(int64(*c.PortBytesIn+0.5)), thousands(int64(*c.PortBytesOut+0.5))))
-		}
-		if c.SyscallReadBytes != nil && c.SyscallWriteBytes != nil {
-			parts = append(parts, fmt.Sprintf("syscall bytes %s read, %s written", thousands(int64(*c.SyscallReadBytes+0.5)), thousands(int64(*c.SyscallWriteBytes+0.5))))
-		}
-		if len(parts) > 0 {
-			fmt.Fprintf(out, "server per transaction: %s\n", strings.Join(parts, "; "))
-		}
-	}
-	if t := s.ServerThreads; t != nil {
-		fmt.Fprintf(out, "threads: cpu %s, runnable %s, network %s, lock %s, io %s, idle %s of %s samples at %d Hz, %d threads (%s)\n",
-			pct(t.CPU), pct(t.Runnable), pct(t.Network), pct(t.Lock), pct(t.IO), pct(t.Idle), thousands(t.Samples), t.Hz, t.Threads, t.Source)
-		if t.Note != "" {
-			fmt.Fprintf(out, "  %s\n", t.Note)
-		}
-	}
-	for _, h := range []struct {
-		name string
-		h    *runner.HostJSON
-	}{{"server host", s.ServerHost}, {"client host", s.ClientHost}} {
-		if h.h == nil {
-			continue
-		}
-		x := h.h
-		fmt.Fprintf(out, "%s: usr %s, sys %s, iowait %s, irq %s, softirq %s, steal %s, idle %s of %d CPUs; runnable %.1f; other processes %.2f cores (%s)\n",
-			h.name, pct(x.User), pct(x.System), pct(x.IOWait), pct(x.IRQ), pct(x.SoftIRQ), pct(x.Steal), pct(x.Idle), x.CPUs,
-			x.RunnableAvg, x.OtherCPUCores, x.Source)
-		if x.Warning != "" {
-			fmt.Fprintf(out, "  warning: %s\n", x.Warning)
-		}
-	}
-	if a := s.Agent; a != nil {
-		line := fmt.Sprintf("agent: %s, sledge agent %s, API v%d", a.Address, a.Version, a.API)
-		if a.Partial {
-			line += fmt.Sprintf("; partial: %d seconds missed", a.SecondsMissed)
-		}
-		if a.Note != "" {
-			line += "; " + a.Note
-		}
-		fmt.Fprintln(out, line)
-	}
-}
+// Issue 25 in the job commands: the per-second system samples as tables
+// (jobs show; the summary's server threads, hosts and agent are the run's
+// own text summary, printSummary) and a CSV (jobs export --table system),
+// and the new per-transaction figures and thread-state shares in jobs diff.
 
 func pct(v float64) string { return fmt.Sprintf("%.0f%%", 100*v) }
 

