@@ -115,14 +115,21 @@ func TestContractKubeAgent(t *testing.T) {
 
 	stdout, stderr, code := runCLIEnv(t, t.Context(), t.TempDir(), map[string]string{"SLEDGE_AGENT_TOKEN": "contract-agent-token"},
 		"kube", "manifest", "tpcc", "--db", "postgres://u@db/tpcc", "--workers", "2", "--image", "img", "--name", "nm",
-		"--vus", "2", "--seed", "5", "--agent", "db-node:7078", "--agent-token-secret", "agent-sec")
+		"--vus", "2", "--seed", "5", "--agent", "db-node:7078", "--agent-token-secret", "agent-sec",
+		"--agent-target", "process=postgres", "--stacks")
 	if code != ExitOK {
 		t.Fatalf("kube manifest --agent: exit %d: %s", code, stderr)
 	}
 	_, coord, workers := kubeObjects(t, stdout)
 	c := coord.Spec.Template.Spec.Containers[0]
-	if !slices.Contains(c.Args, "--agent=db-node:7078") {
-		t.Errorf("coordinator args %q: no --agent=db-node:7078", c.Args)
+	for _, a := range []string{"--agent=db-node:7078", "--agent-target=process=postgres", "--stacks=true"} {
+		if !slices.Contains(c.Args, a) {
+			t.Errorf("coordinator args %q: no %s", c.Args, a)
+		}
+	}
+	// sledge run reads the coordinator's args as given.
+	if got := runParsed(t, c.Args); got["agent"] != "db-node:7078" || got["agent-target"] != "process=postgres" || got["stacks"] != "true" {
+		t.Errorf("the coordinator's run reads agent %q, target %q, stacks %q", got["agent"], got["agent-target"], got["stacks"])
 	}
 	if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "SLEDGE_AGENT_TOKEN" }); i < 0 ||
 		c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.SecretKeyRef == nil || c.Env[i].ValueFrom.SecretKeyRef.Name != "agent-sec" ||
@@ -130,7 +137,7 @@ func TestContractKubeAgent(t *testing.T) {
 		t.Errorf("coordinator env %+v: want SLEDGE_AGENT_TOKEN from Secret agent-sec, key token", c.Env)
 	}
 	w := workers.Spec.Template.Spec.Containers[0]
-	if slices.ContainsFunc(w.Args, func(a string) bool { return strings.HasPrefix(a, "--agent") }) ||
+	if slices.ContainsFunc(w.Args, func(a string) bool { return strings.HasPrefix(a, "--agent") || strings.HasPrefix(a, "--stacks") }) ||
 		slices.ContainsFunc(w.Env, func(e corev1.EnvVar) bool { return e.Name == "SLEDGE_AGENT_TOKEN" }) {
 		t.Errorf("the workers have the agent: args %q env %+v", w.Args, w.Env)
 	}

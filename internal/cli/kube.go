@@ -101,11 +101,11 @@ given: images are pulled and nodes found before a pod starts.
 database's node (issue 25; "sledge kube agent-manifest" writes one as a
 DaemonSet): the coordinator reads it at the edges of the measured
 interval, as sledge run --agent does; the workers never talk to it, and
-the agent's other run options (--stacks) go to the coordinator only.
---agent-token-secret NAME gives the coordinator the agent's token as
-SLEDGE_AGENT_TOKEN from that Secret (key --agent-token-key): the token is
-never in the output, and --agent-token-file (a file of this machine) is
-refused.
+the agent's other run options (--agent-target, --stacks) go to the
+coordinator only. --agent-token-secret NAME gives the coordinator the
+agent's token as SLEDGE_AGENT_TOKEN from that Secret (key
+--agent-token-key): the token is never in the output. --agent-token-file
+and --agent-ca, files of this machine, are refused.
 
 The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 		Args: cobra.MaximumNArgs(2),
@@ -154,6 +154,9 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 	}
 	if fs.Changed("file") {
 		return usageErr("-f/--file: the pods cannot read this machine's files; run builtins (-b) or build an image that holds the scripts")
+	}
+	if err := kubeAgentFiles(fs); err != nil { // kube_agent.go
+		return err
 	}
 	w, rawURL, err := o.resolve(cmd, args, env)
 	if err != nil {

@@ -12,33 +12,36 @@ import (
 
 // kubeCoordinatorOnly are run options about the agent that the manifest
 // gives the coordinator alone: the workers do not talk to the agent.
-var kubeCoordinatorOnly = map[string]bool{"stacks": true}
+var kubeCoordinatorOnly = map[string]bool{"stacks": true, "agent-target": true}
 
 // kubeAgentOwned are the agent's run options the manifest writes itself
-// (--agent) or refuses (--agent-token-file: a file of this machine).
-var kubeAgentOwned = map[string]bool{"agent": true, "agent-token-file": true}
+// (--agent) or refuses (files of this machine: --agent-token-file,
+// --agent-ca).
+var kubeAgentOwned = map[string]bool{"agent": true, "agent-token-file": true, "agent-ca": true}
 
-// addKubeAgentFlags adds kube manifest's agent flags. --agent is sledge
-// run's own where run has it (its value is read the same way); a
+// addKubeAgentFlags adds kube manifest's agent flags beside run's own
+// (--agent, --agent-target, --stacks…, which run.go's flags define): a
 // manifest's token comes from a Secret only.
 func addKubeAgentFlags(fs *pflag.FlagSet, k *kube.Options) {
-	if fs.Lookup("agent") == nil {
-		fs.String("agent", "", "sledge agent HOST:PORT on the database's node, given to the coordinator only (docs/scale-out.md)")
-	}
-	if fs.Lookup("agent-token-file") == nil {
-		// Refused with the Secret's hint rather than as unknown.
-		fs.String("agent-token-file", "", "refused: the pods cannot read this machine's files (use --agent-token-secret)")
-		_ = fs.MarkHidden("agent-token-file")
-	}
 	fs.StringVar(&k.AgentTokenSecret, "agent-token-secret", "", "Secret holding the agent's token, given to the coordinator as SLEDGE_AGENT_TOKEN (never in the output)")
 	fs.StringVar(&k.AgentTokenKey, "agent-token-key", kube.DefaultAgentTokenKey, "the token's key in --agent-token-secret")
 }
 
-// kubeAgent reads the agent's flags into k, refusing a token file.
-func kubeAgent(fs *pflag.FlagSet, k *kube.Options) error {
+// kubeAgentFiles refuses the agent's options that name files of this
+// machine, before run's own checks read them.
+func kubeAgentFiles(fs *pflag.FlagSet) error {
 	if fs.Changed("agent-token-file") {
 		return usageErr("--agent-token-file: the pods cannot read this machine's files; put the token in a Secret: --agent-token-secret NAME")
 	}
+	if fs.Changed("agent-ca") {
+		return usageErr("--agent-ca: the pods cannot read this machine's files; give the coordinator's pods an agent reached over plain HTTP inside the cluster")
+	}
+	return nil
+}
+
+// kubeAgent reads the agent's flags into k; run's own checks have read
+// --agent already.
+func kubeAgent(fs *pflag.FlagSet, k *kube.Options) error {
 	if fs.Changed("agent-token-key") && k.AgentTokenSecret == "" {
 		return usageErr("--agent-token-key names a key in --agent-token-secret: give --agent-token-secret NAME")
 	}

@@ -16,8 +16,9 @@ func TestKubeAgentBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"agent without a port", append(slices.Clone(run), "--agent", "db"), `--agent "db": want HOST:PORT`},
-		{"agent port out of range", append(slices.Clone(run), "--agent", "db:99999"), "want HOST:PORT"},
+		{"agent not an address", append(slices.Clone(run), "--agent", "ftp://db"), `--agent "ftp://db"`},
+		{"agent port out of range", append(slices.Clone(run), "--agent", "db:99999"), "--agent"},
+		{"agent ca", append(slices.Clone(run), "--agent", "https://db:7078", "--agent-ca", "ca.pem"), "--agent-ca: the pods cannot read"},
 		{"token secret without agent", append(slices.Clone(run), "--agent-token-secret", "tok"), "give --agent HOST:PORT"},
 		{"token key without secret", append(slices.Clone(run), "--agent", "db:7078", "--agent-token-key", "k"), "--agent-token-secret NAME"},
 		{"token file", append(slices.Clone(run), "--agent", "db:7078", "--agent-token-file", "t"), "put the token in a Secret"},

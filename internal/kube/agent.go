@@ -3,7 +3,6 @@ package kube
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -47,8 +46,10 @@ func (o *Options) checkAgent() error {
 		}
 		return nil
 	}
-	if err := checkHostPort(o.Agent); err != nil {
-		return fmt.Errorf("--agent %q: %w", o.Agent, err)
+	// sledge run's own parsing checked the address (HOST[:PORT] or an
+	// http(s) URL); a pod's argument has no room for blanks.
+	if strings.ContainsAny(o.Agent, " \t\n") {
+		return fmt.Errorf("--agent %q: want HOST:PORT, such as db-node-1:7078", o.Agent)
 	}
 	if o.AgentTokenSecret != "" {
 		if errs := validation.IsDNS1123Subdomain(o.AgentTokenSecret); len(errs) > 0 {
@@ -57,16 +58,6 @@ func (o *Options) checkAgent() error {
 		if errs := validation.IsConfigMapKey(o.AgentTokenKey); len(errs) > 0 {
 			return fmt.Errorf("--agent-token-key %q: %s", o.AgentTokenKey, errs[0])
 		}
-	}
-	return nil
-}
-
-// checkHostPort accepts HOST:PORT with a host and a port of 1 to 65535.
-func checkHostPort(s string) error {
-	host, port, err := net.SplitHostPort(s)
-	n, perr := strconv.Atoi(port)
-	if err != nil || perr != nil || host == "" || n < 1 || n > 65535 {
-		return errors.New("want HOST:PORT, such as db-node-1:7078")
 	}
 	return nil
 }

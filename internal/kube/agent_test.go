@@ -61,9 +61,7 @@ func TestManifestAgentRefuses(t *testing.T) {
 		change func(*Options)
 		want   string
 	}{
-		{"no port", func(o *Options) { o.Agent = "db" }, "--agent \"db\": want HOST:PORT"},
-		{"no host", func(o *Options) { o.Agent = ":7078" }, "want HOST:PORT"},
-		{"port out of range", func(o *Options) { o.Agent = "db:70000" }, "want HOST:PORT"},
+		{"blank", func(o *Options) { o.Agent = "db 7078" }, "want HOST:PORT"},
 		{"token without agent", func(o *Options) { o.Agent, o.AgentTokenSecret = "", "tok" }, "give --agent HOST:PORT"},
 		{"stacks without agent", func(o *Options) { o.Agent, o.CoordinatorArgs = "", []string{"--stacks=true"} }, "--stacks needs --agent"},
 		{"bad token secret", func(o *Options) { o.AgentTokenSecret = "Tok En" }, "--agent-token-secret"},
