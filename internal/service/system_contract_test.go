@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sledge-bench/sledge/internal/runner"
 )
@@ -70,5 +71,60 @@ func TestServeSystemContract(t *testing.T) {
 	if code, b := call(t, s.url, testToken, "GET", fmt.Sprintf("/api/jobs/%d/system", other.ID()), nil); code != 200 ||
 		!strings.Contains(string(b), `"samples":[]`) {
 		t.Errorf("a job without a sampler: %d %s", code, b)
+	}
+}
+
+// A run of the service on the private PostgreSQL server (local: read
+// in-process, as the agent reads it): its stream carries the server's
+// seconds as "system" events while it runs, and /system has them after.
+func TestServeSystemEventsPostgres(t *testing.T) {
+	srv := pgServer.Get(t)
+	srv.DropAtEnd(t, "service_system")
+	u := fmt.Sprintf("postgres://%s:%s@%s:%d/service_system", srv.User, srv.Password, srv.Host, srv.Port)
+	s := startService(t, "")
+	b := submit(t, s.url, testToken, map[string]any{"kind": "build", "workload": "tpcb", "db": u, "options": map[string]any{"scale": 1}})
+	if j := waitStatus(t, s.url, testToken, b, 60*time.Second, "completed", "failed"); j.Status != "completed" {
+		t.Fatalf("build: %s: %s", j.Status, j.Error)
+	}
+	id := submit(t, s.url, testToken, map[string]any{"kind": "run", "workload": "tpcb", "db": u,
+		"options": map[string]any{"vus": 2, "duration": "4s", "rampup": "0s"}})
+	evs := readEvents(t, s.url, testToken, id, 60*time.Second)
+	var server, client int
+	for _, e := range evs {
+		if e.event != "system" {
+			continue
+		}
+		var p struct {
+			Source  string             `json:"source"`
+			CPUUser *float64           `json:"cpu_user"`
+			States  map[string]float64 `json:"states"`
+		}
+		if err := json.Unmarshal([]byte(e.data), &p); err != nil {
+			t.Fatalf("system event %s: %v", e.data, err)
+		}
+		switch p.Source {
+		case "server":
+			server++
+			if p.CPUUser == nil || p.States == nil {
+				t.Errorf("a server second without CPU or states: %s", e.data)
+			}
+		case "client_host":
+			client++
+		}
+	}
+	if server == 0 || client == 0 {
+		t.Errorf("%d server and %d client_host system events of %d, want some of each", server, client, len(evs))
+	}
+	code, body := call(t, s.url, testToken, "GET", fmt.Sprintf("/api/jobs/%d/system", id), nil)
+	var sys struct {
+		Samples []struct {
+			Source string `json:"source"`
+		} `json:"samples"`
+	}
+	if err := json.Unmarshal(body, &sys); code != 200 || err != nil || len(sys.Samples) < server+client {
+		t.Errorf("/system after the run: %d, %d samples (%v), want at least the %d streamed", code, len(sys.Samples), err, server+client)
+	}
+	if strings.Contains(string(body), srv.Password) {
+		t.Error("/system shows the password")
 	}
 }
