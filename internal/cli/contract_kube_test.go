@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // The contract of `sledge kube manifest` (docs/contracts.md): its flags,
@@ -87,5 +89,87 @@ func TestContractKube(t *testing.T) {
 	_, stderr, code = runCLI(t, t.TempDir(), "kube", "manifest", "--db", "postgres://u:pw@db/tpcc", "--workers", "1", "--image", "img")
 	if code != ExitUsage || !strings.Contains(stderr, "put the password in a Secret: --secret NAME") {
 		t.Errorf("a URL with a password: exit %d %q, want 2 and the Secret's hint", code, stderr)
+	}
+}
+
+// Issue 25: kube manifest's agent flags (the agent and its token's Secret
+// for the coordinator alone) and kube agent-manifest (the agent as a
+// DaemonSet): flags, the documents' kinds and names, the pods' args and the
+// Secret references, and exit 2 for a token file (docs/contracts.md).
+func TestContractKubeAgent(t *testing.T) {
+	root := newRoot(t.Context(), &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }})
+	for cmd, flags := range map[string][]string{
+		"manifest":       {"agent", "agent-token-secret", "agent-token-key"},
+		"agent-manifest": {"image", "name", "namespace", "port", "token-secret", "token-key", "allow-stacks", "node-selector", "cpu", "memory"},
+	} {
+		c, rest, err := root.Find([]string{"kube", cmd})
+		if err != nil || len(rest) > 0 || c.Name() != cmd {
+			t.Fatalf("no command kube %s", cmd)
+		}
+		for _, f := range flags {
+			if c.Flag(f) == nil {
+				t.Errorf("kube %s has no --%s", cmd, f)
+			}
+		}
+	}
+
+	stdout, stderr, code := runCLIEnv(t, t.Context(), t.TempDir(), map[string]string{"SLEDGE_AGENT_TOKEN": "contract-agent-token"},
+		"kube", "manifest", "tpcc", "--db", "postgres://u@db/tpcc", "--workers", "2", "--image", "img", "--name", "nm",
+		"--vus", "2", "--seed", "5", "--agent", "db-node:7078", "--agent-token-secret", "agent-sec",
+		"--agent-target", "process=postgres", "--stacks")
+	if code != ExitOK {
+		t.Fatalf("kube manifest --agent: exit %d: %s", code, stderr)
+	}
+	_, coord, workers := kubeObjects(t, stdout)
+	c := coord.Spec.Template.Spec.Containers[0]
+	for _, a := range []string{"--agent=db-node:7078", "--agent-target=process=postgres", "--stacks=true"} {
+		if !slices.Contains(c.Args, a) {
+			t.Errorf("coordinator args %q: no %s", c.Args, a)
+		}
+	}
+	// sledge run reads the coordinator's args as given.
+	if got := runParsed(t, c.Args); got["agent"] != "db-node:7078" || got["agent-target"] != "process=postgres" || got["stacks"] != "true" {
+		t.Errorf("the coordinator's run reads agent %q, target %q, stacks %q", got["agent"], got["agent-target"], got["stacks"])
+	}
+	if i := slices.IndexFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "SLEDGE_AGENT_TOKEN" }); i < 0 ||
+		c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.SecretKeyRef == nil || c.Env[i].ValueFrom.SecretKeyRef.Name != "agent-sec" ||
+		c.Env[i].ValueFrom.SecretKeyRef.Key != "token" {
+		t.Errorf("coordinator env %+v: want SLEDGE_AGENT_TOKEN from Secret agent-sec, key token", c.Env)
+	}
+	w := workers.Spec.Template.Spec.Containers[0]
+	if slices.ContainsFunc(w.Args, func(a string) bool { return strings.HasPrefix(a, "--agent") || strings.HasPrefix(a, "--stacks") }) ||
+		slices.ContainsFunc(w.Env, func(e corev1.EnvVar) bool { return e.Name == "SLEDGE_AGENT_TOKEN" }) {
+		t.Errorf("the workers have the agent: args %q env %+v", w.Args, w.Env)
+	}
+	if strings.Contains(stdout, "contract-agent-token") {
+		t.Error("the agent's token from the environment is in the manifest")
+	}
+	_, stderr, code = runCLI(t, t.TempDir(), "kube", "manifest", "--db", "postgres://u@db/tpcc", "--workers", "1", "--image", "img",
+		"--agent", "db:7078", "--agent-token-file", "/etc/token")
+	if code != ExitUsage || !strings.Contains(stderr, "--agent-token-secret NAME") {
+		t.Errorf("--agent-token-file: exit %d %q, want 2 and the Secret's hint", code, stderr)
+	}
+
+	stdout, stderr, code = runCLI(t, t.TempDir(), "kube", "agent-manifest", "--image", "img", "--token-secret", "agent-sec")
+	if code != ExitOK {
+		t.Fatalf("kube agent-manifest: exit %d: %s", code, stderr)
+	}
+	var ds appsv1.DaemonSet
+	if err := yaml.UnmarshalStrict([]byte(stdout), &ds); err != nil {
+		t.Fatalf("kube agent-manifest: %v\n%s", err, stdout)
+	}
+	pod := ds.Spec.Template.Spec
+	if ds.APIVersion != "apps/v1" || ds.Kind != "DaemonSet" || ds.Name != "sledge-agent" || !pod.HostPID {
+		t.Errorf("%s %s %s hostPID %v, want apps/v1 DaemonSet sledge-agent with hostPID", ds.APIVersion, ds.Kind, ds.Name, pod.HostPID)
+	}
+	if a := pod.Containers[0].Args; !slices.Equal(a, []string{"agent", "--listen=0.0.0.0:7078", "--token-file=/etc/sledge-agent/token"}) {
+		t.Errorf("agent args %q", a)
+	}
+	if v := pod.Volumes; len(v) != 1 || v[0].Secret == nil || v[0].Secret.SecretName != "agent-sec" {
+		t.Errorf("volumes %+v: want the token from Secret agent-sec", v)
+	}
+	_, stderr, code = runCLI(t, t.TempDir(), "kube", "agent-manifest", "--image", "img")
+	if code != ExitUsage || !strings.Contains(stderr, "--token-secret NAME is required") {
+		t.Errorf("agent-manifest without a token: exit %d %q, want 2", code, stderr)
 	}
 }

@@ -328,8 +328,9 @@ func newJobsShow(env *Env) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show everything a job recorded",
 		Long: `Show a job: the command and its options, the database and its settings, the
-host, the summary (as the command printed it: a compare's table of cells),
-the transaction counter and the log. --json prints the whole record, as "jobs export --format json".`,
+host, the summary (as the command printed it: a compare's table of cells;
+a run's server threads, hosts and agent below it), the transaction counter,
+the server's and sledge's host's seconds, and the log. --json prints the whole record, as "jobs export --format json".`,
 		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if _, err := parseJobID(args[0]); err != nil {
@@ -407,6 +408,7 @@ func printJob(out io.Writer, r *jobs.Record) {
 		fmt.Fprintln(out)
 		printSeries(out, r)
 	}
+	printSystemSeries(out, r) // jobs_system.go
 	if len(r.Log) > 0 {
 		fmt.Fprintln(out, "\nlog:")
 		for _, l := range r.Log {
@@ -631,7 +633,9 @@ func newJobsDiff(env *Env) *cobra.Command {
 and TPM, each transaction type's count and p50/p90/p99 latency, the cost per
 transaction (round trips, bytes sent and received, client CPU µs, context
 switches) and the server's side where both runs measured it (server CPU µs,
-context switches, statements, parses, plans; the shares of wait samples),
+context switches, statements, parses, plans; the shares of wait samples; the
+server's run-queue delay, switches split, syscall and port bytes, the shares
+of its thread states, the CPU other processes took on sledge's host),
 with the ratio B/A, then the database settings and options that differ.
 
 Two compares are compared cell by cell, cells matched by mode, transport and
@@ -793,6 +797,7 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 			}
 		}
 		diffServer(sa, sb, num) // servercost.go
+		diffSystem(sa, sb, num) // jobs_system.go
 	}
 	if ra, rb := analyticResultOf(&a.Job), analyticResultOf(&b.Job); ra != nil && rb != nil {
 		diffAnalytic(ra, rb, num)
@@ -953,11 +958,11 @@ func figure(name string, v any) string {
 		return fmt.Sprintf("%.4f", f)
 	case strings.HasSuffix(name, "power"), strings.HasSuffix(name, "throughput"), strings.HasSuffix(name, "qphh"):
 		return fmt.Sprintf("%.1f", f)
-	case strings.HasSuffix(name, "round_trips"), strings.HasSuffix(name, "context_switches"):
+	case strings.HasSuffix(name, "round_trips"), strings.HasSuffix(name, "_switches"), strings.HasSuffix(name, "_cores"):
 		return fmt.Sprintf("%.2f", f)
 	case strings.HasSuffix(name, "client_cpu_us"), strings.HasSuffix(name, "_us"):
 		return fmt.Sprintf("%.1f", f)
-	case strings.HasPrefix(name, "server_waits."):
+	case strings.HasPrefix(name, "server_waits."), strings.HasPrefix(name, "server_threads."):
 		return fmt.Sprintf("%.0f%%", 100*f)
 	case strings.HasSuffix(name, ".statements"), strings.HasSuffix(name, ".parses"), strings.HasSuffix(name, ".plans"):
 		return fmt.Sprintf("%.2f", f)
@@ -1024,7 +1029,8 @@ func newJobsExport(env *Env) *cobra.Command {
 		Long: `Write a job on stdout.
 
 --format json (default) writes the whole record: the job, its spec,
-database, host, summary, time series ("samples"), histograms (HdrHistogram
+database, host, summary, time series ("samples"), the server's and sledge's
+host's seconds ("system_samples"), histograms (HdrHistogram
 V2 compressed, base64, in microseconds) and log.
 
 --format csv writes one table, chosen with --table:
@@ -1033,14 +1039,23 @@ V2 compressed, base64, in microseconds) and log.
                     (counts are per sample interval; measured: of completed, those the summary
                     counts; per_s: completed per second)
   types             the per-type summary of a run, one row per type and a "total" row:
-                    type,count,commits,rollbacks,errors,retries,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms`,
+                    type,count,commits,rollbacks,errors,retries,mean_ms,p50_ms,p90_ms,p95_ms,p99_ms,max_ms
+  system            the server's and sledge's own host's seconds, one row per sample:
+                    seq,elapsed_s,source,phase,seconds,host_usr,host_sys,host_iowait,host_idle,
+                    other_cpu_s,server_cpu_user_s,server_cpu_sys_s,voluntary_switches,
+                    involuntary_switches,run_delay_s,state_cpu,state_runnable,state_network,
+                    state_lock,state_io,state_idle,port_bytes_in,port_bytes_out
+                    (source: server or client_host; host_* shares of all CPUs' time and
+                    state_* shares of thread samples, 0-1; other_cpu_s: CPU seconds of
+                    processes other than sledge and a local server; the server's columns are
+                    empty on client_host rows and where not measured)`,
 		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "json" && format != "csv" {
 				return usageErr("--format %q: use json or csv", format)
 			}
-			if table != "series" && table != "types" {
-				return usageErr("--table %q: use series or types", table)
+			if table != "series" && table != "types" && table != "system" {
+				return usageErr("--table %q: use series, types or system", table)
 			}
 			st, err := openJobs(cmd, env)
 			if err != nil {
@@ -1055,9 +1070,12 @@ V2 compressed, base64, in microseconds) and log.
 				return writeJSON(env.Stdout, r)
 			}
 			w := csv.NewWriter(env.Stdout)
-			if table == "series" {
+			switch table {
+			case "series":
 				writeSeriesCSV(w, r)
-			} else {
+			case "system":
+				writeSystemCSV(w, r) // jobs_system.go
+			default:
 				writeTypesCSV(w, r)
 			}
 			w.Flush()
@@ -1065,7 +1083,7 @@ V2 compressed, base64, in microseconds) and log.
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "json", "json or csv")
-	cmd.Flags().StringVar(&table, "table", "series", "with --format csv: series (time series) or types (per-type summary)")
+	cmd.Flags().StringVar(&table, "table", "series", "with --format csv: series (time series), types (per-type summary) or system (the server's and sledge's host's seconds)")
 	return cmd
 }
 

@@ -23,7 +23,7 @@ func newKube(env *Env) *cobra.Command {
 (docs/scale-out.md).`,
 		Args: cobra.NoArgs,
 	}
-	cmd.AddCommand(newKubeManifest(env))
+	cmd.AddCommand(newKubeManifest(env), newKubeAgentManifest(env)) // kube_agent.go
 	return cmd
 }
 
@@ -97,6 +97,16 @@ restarted worker would measure another interval than the others. Pods
 wait 5m for each other (--worker-timeout=5m) unless --worker-timeout is
 given: images are pulled and nodes found before a pod starts.
 
+--agent HOST:PORT gives the coordinator alone a sledge agent on the
+database's node (issue 25; "sledge kube agent-manifest" writes one as a
+DaemonSet): the coordinator reads it at the edges of the measured
+interval, as sledge run --agent does; the workers never talk to it, and
+the agent's other run options (--agent-target, --stacks) go to the
+coordinator only. --agent-token-secret NAME gives the coordinator the
+agent's token as SLEDGE_AGENT_TOKEN from that Secret (key
+--agent-token-key): the token is never in the output. --agent-token-file
+and --agent-ca, files of this machine, are refused.
+
 The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -122,6 +132,7 @@ The result is the coordinator's: kubectl logs job/<name>-coordinator.`,
 	fs.StringVar(&o.kube.SecretKey, "secret-key", kube.DefaultSecretKey, "the password's key in the Secret")
 	fs.StringVar(&o.kube.CPU, "cpu", "", "CPU of each pod, requested and limit alike, such as 2 or 500m (default: none set)")
 	fs.StringVar(&o.kube.Memory, "memory", "", "memory of each pod, requested and limit alike, such as 1Gi (default: none set)")
+	addKubeAgentFlags(fs, &o.kube) // kube_agent.go
 	return cmd
 }
 
@@ -143,6 +154,9 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 	}
 	if fs.Changed("file") {
 		return usageErr("-f/--file: the pods cannot read this machine's files; run builtins (-b) or build an image that holds the scripts")
+	}
+	if err := kubeAgentFiles(fs); err != nil { // kube_agent.go
+		return err
 	}
 	w, rawURL, err := o.resolve(cmd, args, env)
 	if err != nil {
@@ -179,8 +193,15 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 	if k.Secret == "" && fs.Changed("secret-key") {
 		return usageErr("--secret-key names a key in --secret: give --secret NAME")
 	}
+	if err := kubeAgent(fs, &k); err != nil { // kube_agent.go
+		return err
+	}
 	for _, g := range o.given {
-		if !kubeOwned[g.name] {
+		switch {
+		case kubeOwned[g.name], kubeAgentOwned[g.name]:
+		case kubeCoordinatorOnly[g.name]:
+			k.CoordinatorArgs = append(k.CoordinatorArgs, "--"+g.name+"="+g.value)
+		default:
 			k.RunArgs = append(k.RunArgs, "--"+g.name+"="+g.value)
 		}
 	}
@@ -210,6 +231,9 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 			what = "a URL without a host (a local socket)"
 		}
 		cmd.PrintErrf("note: %s, in a pod, is the pod itself: give the database's address as the pods reach it\n", what)
+	}
+	if h, _, _ := net.SplitHostPort(k.Agent); h == "localhost" || net.ParseIP(h).IsLoopback() {
+		cmd.PrintErrf("note: --agent %s, in a pod, is the pod itself: give the agent's address as the coordinator reaches it (its node's, for the DaemonSet of kube agent-manifest)\n", k.Agent)
 	}
 	return kube.Render(env.Stdout, objs)
 }

@@ -1,5 +1,6 @@
--- The job store, schema version 3 (PRAGMA user_version; versions 1 and 2
--- lack samples.rollbacks and samples.latency_us: Open adds them). Every statement is
+-- The job store, schema version 4 (PRAGMA user_version; versions 1 and 2
+-- lack samples.rollbacks and samples.latency_us, versions 1 to 3 the
+-- system_samples table: Open adds them). Every statement is
 -- idempotent so that two sledge processes creating a new store at once
 -- both succeed. Structured parts are JSON text, so that new fields (such as
 -- per-transaction costs in the summary) need no schema change.
@@ -39,6 +40,19 @@ CREATE TABLE IF NOT EXISTS samples (
     by_type    TEXT    NOT NULL,  -- JSON array: completed per type, in tx_types order
     rollbacks  TEXT    NOT NULL DEFAULT '[]', -- JSON array: of those, rolled back on purpose (TPC-C's 1% of New-Orders)
     latency_us TEXT    NOT NULL DEFAULT '[]', -- JSON array: Σ latency of those, µs, per type: the second's mean latency
+    PRIMARY KEY (job_id, seq)
+) WITHOUT ROWID;
+
+-- The once-a-second samples of the server (through sledge agent or read
+-- in-process) and of sledge's own host (issue 25), appended during the run
+-- with the transaction counter.
+CREATE TABLE IF NOT EXISTS system_samples (
+    job_id     INTEGER NOT NULL REFERENCES jobs (id) ON DELETE CASCADE,
+    seq        INTEGER NOT NULL,  -- 1, 2, … in the order the run received them, all sources
+    source     TEXT    NOT NULL,  -- server, client_host
+    elapsed_ms INTEGER NOT NULL,  -- since the job started, at the end of the second
+    phase      TEXT    NOT NULL,  -- the run's phase then: connect, ramp-up, measure, stop
+    data       TEXT    NOT NULL,  -- JSON: the second's sysprobe.Interval (counters as deltas, gauges at its end)
     PRIMARY KEY (job_id, seq)
 ) WITHOUT ROWID;
 

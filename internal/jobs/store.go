@@ -1,7 +1,8 @@
 // Package jobs keeps every build, run and check as a job in a local SQLite
 // file: what was asked (the spec, secrets redacted), where and on what it
 // ran (database, settings, host), how it ended, its summary, latency
-// histograms, once-a-second transaction counter and log.
+// histograms, once-a-second transaction counter, once-a-second samples of
+// the server and of sledge's own host, and log.
 //
 // The store is written while the job runs: the row first (status running,
 // with the process id), then the time series and the log in short
@@ -24,6 +25,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/db/sqlite" // the Go SQLite driver of this build
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 )
 
 //go:embed schema.sql
@@ -31,7 +33,7 @@ var schemaSQL string
 
 // schemaVersion is the PRAGMA user_version schema.sql creates. A store
 // written by a newer sledge is refused rather than misread.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // Status is where a job is.
 type Status string
@@ -108,6 +110,26 @@ type Sample struct {
 	LatencyUs []int64 `json:"latency_us,omitempty"`
 }
 
+// SystemSample is one second of a sampler during a run (issue 25): the
+// server's processes and host (Source "server", through sledge agent or
+// read in-process) or sledge's own host ("client_host").
+type SystemSample struct {
+	Seq       int    `json:"seq"` // 1, 2, … in the order received, all sources
+	Source    string `json:"source"`
+	ElapsedMs int64  `json:"elapsed_ms"` // since the job started, at the end of the second
+	Phase     string `json:"phase"`
+	// Interval is the second's counters as deltas and gauges at its end
+	// (sysprobe's wire format).
+	Interval sysprobe.Interval `json:"interval"`
+}
+
+// Batch is what a running job appends in one short transaction.
+type Batch struct {
+	Samples []Sample
+	System  []SystemSample
+	Lines   []LogLine
+}
+
 // LogLine is one line the command printed on stderr.
 type LogLine struct {
 	Seq       int    `json:"seq"`
@@ -125,9 +147,13 @@ type Histogram struct {
 // Record is a whole job.
 type Record struct {
 	Job
-	Samples    []Sample    `json:"samples"`
-	Histograms []Histogram `json:"histograms"`
-	Log        []LogLine   `json:"log"`
+	Samples []Sample `json:"samples"`
+	// System is the server's and sledge's own host's seconds, in the
+	// order received; empty for jobs before schema version 4 or without
+	// a sampler.
+	System     []SystemSample `json:"system_samples"`
+	Histograms []Histogram    `json:"histograms"`
+	Log        []LogLine      `json:"log"`
 }
 
 // Store is an open job store. Its methods are safe for concurrent use.
@@ -178,16 +204,20 @@ func (s *Store) migrate(ctx context.Context) error {
 		return nil
 	case v > schemaVersion:
 		return fmt.Errorf("written by a newer sledge (schema version %d, this one knows %d): use that sledge or another --jobs-db", v, schemaVersion)
-	case v == 1 || v == 2:
+	case v >= 1 && v <= 3:
 		// Version 2 keeps each sample's rollbacks per type, version 3 its
-		// latency per type. Another sledge may add a column at the same
-		// moment: a duplicate is done work.
+		// latency per type, version 4 the system samples. Another sledge
+		// may upgrade at the same moment: a duplicate column is done work,
+		// and the table is created only if missing.
 		return s.tx(ctx, func(tx *sql.Tx) error {
 			for _, col := range []string{"rollbacks", "latency_us"} {
 				if _, err := tx.ExecContext(ctx, `ALTER TABLE samples ADD COLUMN `+col+` TEXT NOT NULL DEFAULT '[]'`); err != nil &&
 					!strings.Contains(err.Error(), "duplicate column") {
 					return fmt.Errorf("upgrade to schema version %d: %w", schemaVersion, err)
 				}
+			}
+			if err := createFromSchema(ctx, tx, "system_samples"); err != nil {
+				return fmt.Errorf("upgrade to schema version %d: %w", schemaVersion, err)
 			}
 			_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 			return err
@@ -206,6 +236,22 @@ func (s *Store) migrate(ctx context.Context) error {
 		_, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", schemaVersion))
 		return err
 	})
+}
+
+// createFromSchema runs schema.sql's CREATE TABLE of table: one definition
+// for new stores and upgraded ones.
+func createFromSchema(ctx context.Context, tx *sql.Tx, table string) error {
+	stmts, err := db.SplitScript(schemaSQL)
+	if err != nil {
+		return fmt.Errorf("schema: %w", err)
+	}
+	for _, st := range stmts {
+		if strings.Contains(st, "CREATE TABLE IF NOT EXISTS "+table+" (") {
+			_, err := tx.ExecContext(ctx, st)
+			return err
+		}
+	}
+	return fmt.Errorf("schema: no table %s", table)
 }
 
 func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
@@ -353,10 +399,23 @@ func (s *Store) Update(ctx context.Context, j *Job) error {
 
 // Append adds samples and log lines to job id in one short transaction.
 func (s *Store) Append(ctx context.Context, id int64, samples []Sample, lines []LogLine) error {
-	if len(samples) == 0 && len(lines) == 0 {
+	return s.AppendBatch(ctx, id, Batch{Samples: samples, Lines: lines})
+}
+
+// AppendBatch adds samples, system samples and log lines to job id in one
+// short transaction.
+func (s *Store) AppendBatch(ctx context.Context, id int64, b Batch) error {
+	samples, lines := b.Samples, b.Lines
+	if len(samples) == 0 && len(lines) == 0 && len(b.System) == 0 {
 		return nil
 	}
 	err := s.tx(ctx, func(tx *sql.Tx) error {
+		for _, x := range b.System {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO system_samples (job_id, seq, source, elapsed_ms, phase, data)
+				VALUES (?, ?, ?, ?, ?, ?)`, id, x.Seq, x.Source, x.ElapsedMs, x.Phase, mustJSON(x.Interval)); err != nil {
+				return err
+			}
+		}
 		for _, x := range samples {
 			if _, err := tx.ExecContext(ctx, `INSERT INTO samples (job_id, seq, elapsed_ms, span_ms, phase,
 				completed, measured, errors, by_type, rollbacks, latency_us) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -483,7 +542,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read job %d: %w", id, err)
 	}
-	r := &Record{Job: *j, Samples: []Sample{}, Histograms: []Histogram{}, Log: []LogLine{}}
+	r := &Record{Job: *j, Samples: []Sample{}, System: []SystemSample{}, Histograms: []Histogram{}, Log: []LogLine{}}
 	if err := s.each(ctx, `SELECT seq, elapsed_ms, span_ms, phase, completed, measured, errors, by_type, rollbacks,
 		latency_us FROM samples WHERE job_id = ? ORDER BY seq`, id, func(sc func(...any) error) error {
 		var x Sample
@@ -510,6 +569,21 @@ func (s *Store) Get(ctx context.Context, id int64) (*Record, error) {
 		return nil
 	}); err != nil {
 		return nil, fmt.Errorf("read job %d time series: %w", id, err)
+	}
+	if err := s.each(ctx, `SELECT seq, source, elapsed_ms, phase, data FROM system_samples WHERE job_id = ? ORDER BY seq`, id,
+		func(sc func(...any) error) error {
+			var x SystemSample
+			var data string
+			if err := sc(&x.Seq, &x.Source, &x.ElapsedMs, &x.Phase, &data); err != nil {
+				return err
+			}
+			if err := json.Unmarshal([]byte(data), &x.Interval); err != nil {
+				return fmt.Errorf("system sample %d: %w", x.Seq, err)
+			}
+			r.System = append(r.System, x)
+			return nil
+		}); err != nil {
+		return nil, fmt.Errorf("read job %d system samples: %w", id, err)
 	}
 	if err := s.each(ctx, `SELECT tx_type, unit, hdr FROM histograms WHERE job_id = ? ORDER BY tx_type`, id,
 		func(sc func(...any) error) error {
@@ -587,7 +661,7 @@ func (s *Store) remove(ctx context.Context, id int64, giveBack bool) error {
 	var n int64
 	err := s.tx(ctx, func(tx *sql.Tx) error {
 		// Explicit deletes: they do not depend on foreign keys being on.
-		for _, t := range []string{"samples", "histograms", "log"} {
+		for _, t := range []string{"samples", "system_samples", "histograms", "log"} {
 			if _, err := tx.ExecContext(ctx, "DELETE FROM "+t+" WHERE job_id = ?", id); err != nil {
 				return err
 			}
@@ -645,6 +719,7 @@ func (s *Store) reconcile(ctx context.Context, id int64) error {
 		var last sql.NullInt64
 		if err := s.db.QueryRowContext(ctx, `SELECT started_at, max(
 			coalesce((SELECT max(elapsed_ms) FROM samples WHERE job_id = ?1), 0),
+			coalesce((SELECT max(elapsed_ms) FROM system_samples WHERE job_id = ?1), 0),
 			coalesce((SELECT max(elapsed_ms) FROM log WHERE job_id = ?1), 0)) FROM jobs WHERE id = ?1`, jid).Scan(&started, &last); err != nil {
 			return fmt.Errorf("job %d: %w", jid, err)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/db/sqlite"
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 )
 
 func openTemp(t *testing.T) *Store {
@@ -208,10 +209,7 @@ func TestUpgradeFromVersion1(t *testing.T) {
 		}
 		v1 = v1[:i] + v1[i+strings.Index(v1[i:], "\n")+1:]
 	}
-	stmts, err := db.SplitScript(v1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stmts := withoutTable(t, v1, "system_samples")
 	for _, st := range append(stmts, "PRAGMA user_version = 1",
 		`INSERT INTO jobs (kind, workload, database, status, started_at, pid, sledge_version) VALUES ('run', 'tpcc', 'sqlite:///x', 'completed', '2026-01-01T00:00:00.000Z', 1, 'old')`,
 		`INSERT INTO samples (job_id, seq, elapsed_ms, span_ms, phase, completed, measured, errors, by_type) VALUES (1, 1, 1000, 1000, 'measure', 10, 10, 0, '[4,4,1,1,0]')`) {
@@ -241,5 +239,100 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if len(r.Samples) != 2 || len(r.Samples[0].Rollbacks) != 0 || len(r.Samples[0].LatencyUs) != 0 ||
 		!reflect.DeepEqual(r.Samples[1].Rollbacks, []int64{1, 0, 0, 0, 0}) || !reflect.DeepEqual(r.Samples[1].LatencyUs, []int64{8000, 4000, 500, 700, 0}) {
 		t.Errorf("samples after the upgrade: %+v", r.Samples)
+	}
+}
+
+// withoutTable is the statements of schema less table's CREATE TABLE: an
+// older version's schema.
+func withoutTable(t *testing.T, schema, table string) []string {
+	t.Helper()
+	stmts, err := db.SplitScript(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, st := range stmts {
+		if !strings.Contains(st, "CREATE TABLE IF NOT EXISTS "+table+" (") {
+			out = append(out, st)
+		}
+	}
+	if len(out) != len(stmts)-1 {
+		t.Fatalf("the older schema could not be derived: no table %s", table)
+	}
+	return out
+}
+
+// A store of schema version 3 (no system samples) opens, gains the table,
+// keeps its jobs (which read back with no system samples), and records the
+// seconds of a new run; deleting the job removes them.
+func TestUpgradeFromVersion3(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "jobs.db")
+	d, err := sql.Open(sqlite.SQLDriverName, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range append(withoutTable(t, schemaSQL, "system_samples"), "PRAGMA user_version = 3",
+		`INSERT INTO jobs (kind, workload, database, status, started_at, pid, sledge_version) VALUES ('run', 'tpcc', 'sqlite:///x', 'completed', '2026-01-01T00:00:00.000Z', 1, 'old')`) {
+		if _, err := d.Exec(st); err != nil {
+			t.Fatalf("%s: %v", st, err)
+		}
+	}
+	d.Close()
+	s, err := Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var v int
+	if err := s.db.QueryRow("PRAGMA user_version").Scan(&v); err != nil || v != 4 || schemaVersion != 4 {
+		t.Fatalf("user_version %d %v, want 4", v, err)
+	}
+	ctx := context.Background()
+	old, err := s.Get(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if old.System == nil || len(old.System) != 0 {
+		t.Errorf("an old job's system samples: %#v, want an empty list", old.System)
+	}
+	j := &Job{Kind: "run", Workload: "tpcc", Database: "sqlite:///y", Version: "dev"}
+	if err := s.Create(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	srv := &sysprobe.Server{Threads: 12, UserNs: 300e6, SysNs: 100e6, Voluntary: 900, Involuntary: 40, RunDelayNs: 5e6,
+		States: sysprobe.States{CPU: 40, Runnable: 5, Network: 700, Lock: 20, IO: 0, Idle: 435}, StateHz: 100,
+		Port: &sysprobe.Port{Port: 5432, BytesIn: 64000, BytesOut: 128000, Connections: 4}}
+	sys := []SystemSample{
+		{Seq: 1, Source: "server", ElapsedMs: 1000, Phase: "measure", Interval: sysprobe.Interval{Seconds: 1,
+			Host: sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 500e6, System: 200e6, Idle: 1300e6}}, Server: srv}},
+		{Seq: 2, Source: "client_host", ElapsedMs: 1001, Phase: "measure", Interval: sysprobe.Interval{Seconds: 1,
+			Host:    sysprobe.Host{CPUs: 2, CPU: sysprobe.CPUTimes{User: 100e6, Idle: 1900e6}, OtherCPU: 250e6},
+			Missing: []string{"port"}}},
+	}
+	if err := s.AppendBatch(ctx, j.ID, Batch{System: sys, Samples: []Sample{{Seq: 1, ElapsedMs: 1000, SpanMs: 1000,
+		Phase: "measure", Completed: 5, ByType: []int64{5}}}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Get(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(r.System, sys) || len(r.Samples) != 1 {
+		t.Errorf("system samples read back:\n%+v\nwant\n%+v", r.System, sys)
+	}
+	// The data column is the interval as compact JSON.
+	var data string
+	if err := s.db.QueryRow("SELECT data FROM system_samples WHERE job_id = ? AND seq = 1", j.ID).Scan(&data); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsAny(data, "\n ") || !strings.Contains(data, `"cpu_user_ns":300000000`) {
+		t.Errorf("stored data %s, want compact JSON of the interval", data)
+	}
+	if err := s.Delete(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := s.db.QueryRow("SELECT count(*) FROM system_samples").Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d system samples left after delete (%v)", n, err)
 	}
 }

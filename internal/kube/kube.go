@@ -1,7 +1,8 @@
 // Package kube writes the Kubernetes objects of a scale-out run (issue 17,
 // docs/scale-out.md): a headless Service in front of the coordinator, the
 // coordinator as a one-pod Job, and the workers as an Indexed Job whose
-// pods read their index from JOB_COMPLETION_INDEX. The objects are the
+// pods read their index from JOB_COMPLETION_INDEX; and sledge agent as a
+// DaemonSet on the database's nodes (issue 25, agent.go). The objects are the
 // Kubernetes API's own Go types, rendered as YAML.
 //
 // It is the only package that imports k8s.io: `sledge kube manifest`
@@ -72,7 +73,23 @@ type Options struct {
 	SecretKey   string // "": DefaultSecretKey
 
 	CPU, Memory string // each pod's requests and limits (equal); "": none
+
+	// Agent is the sledge agent (HOST:PORT) that measures the database
+	// server's side (issue 25): given to the coordinator alone, which
+	// reads it at the edges of the measured interval; the workers never
+	// talk to it. AgentTokenSecret and AgentTokenKey name the Secret the
+	// coordinator's SLEDGE_AGENT_TOKEN comes from ("": the agent has no
+	// token).
+	Agent            string
+	AgentTokenSecret string
+	AgentTokenKey    string // "": DefaultAgentTokenKey
+	// CoordinatorArgs are run options only the coordinator takes (those
+	// about the agent, such as --stacks), as written.
+	CoordinatorArgs []string
 }
+
+// DefaultAgentTokenKey is the key of the agent's token in its Secret.
+const DefaultAgentTokenKey = "token"
 
 // Labels of every object and pod; the component label tells the
 // coordinator's pod from the workers'.
@@ -146,7 +163,15 @@ func (o *Options) check() error {
 			return errors.New("--secret: this database takes no password from the environment")
 		}
 	}
-	for _, q := range []struct{ flag, v string }{{"--cpu", o.CPU}, {"--memory", o.Memory}} {
+	if err := o.checkAgent(); err != nil {
+		return err
+	}
+	return checkQuantities(o.CPU, o.Memory)
+}
+
+// checkQuantities checks --cpu and --memory.
+func checkQuantities(cpu, memory string) error {
+	for _, q := range []struct{ flag, v string }{{"--cpu", cpu}, {"--memory", memory}} {
 		if q.v == "" {
 			continue
 		}
@@ -156,6 +181,22 @@ func (o *Options) check() error {
 		}
 	}
 	return nil
+}
+
+// resources are checked --cpu and --memory as a resource list, nil when
+// neither is given.
+func resources(cpu, memory string) corev1.ResourceList {
+	if cpu == "" && memory == "" {
+		return nil
+	}
+	rl := corev1.ResourceList{}
+	if cpu != "" {
+		rl[corev1.ResourceCPU] = resource.MustParse(cpu) // checked
+	}
+	if memory != "" {
+		rl[corev1.ResourceMemory] = resource.MustParse(memory)
+	}
+	return rl
 }
 
 // hasPassword tells whether a URL carries a password, in its user
@@ -170,9 +211,13 @@ func hasPassword(raw string) bool {
 }
 
 // coordinatorArgs are the coordinator's command line after the
-// entrypoint, of checked options (o.Port set).
+// entrypoint, of checked options (o.Port set): the agent is its alone.
 func coordinatorArgs(o Options) []string {
-	return append(runArgs(o), "--workers="+strconv.Itoa(o.Workers), "--listen=:"+strconv.Itoa(o.Port))
+	a := append(runArgs(o), o.CoordinatorArgs...)
+	if o.Agent != "" {
+		a = append(a, "--agent="+o.Agent)
+	}
+	return append(a, "--workers="+strconv.Itoa(o.Workers), "--listen=:"+strconv.Itoa(o.Port))
 }
 
 // workerArgs are a worker's: its index comes from JOB_COMPLETION_INDEX,
@@ -213,6 +258,10 @@ func Manifest(o Options) ([]runtime.Object, error) {
 	coord := job(o, CoordinatorJobName(o.Name), "coordinator", 1, coordinatorArgs(o))
 	c := &coord.Spec.Template.Spec.Containers[0]
 	c.Ports = []corev1.ContainerPort{{Name: "coordinator", ContainerPort: int32(o.Port), Protocol: corev1.ProtocolTCP}}
+	if o.AgentTokenSecret != "" {
+		// A reference, never the token: kubectl shows the manifest.
+		c.Env = append(c.Env, secretEnv(AgentTokenEnv, o.AgentTokenSecret, o.AgentTokenKey))
+	}
 	workers := job(o, WorkersJobName(o.Name), "workers", int32(o.Workers), workerArgs(o))
 	indexed := batchv1.IndexedCompletion
 	workers.Spec.CompletionMode = &indexed
@@ -234,12 +283,7 @@ func job(o Options, name, component string, n int32, args []string) *batchv1.Job
 		{Name: "TMPDIR", Value: DataDir},
 	}
 	if o.Secret != "" {
-		env = append(env, corev1.EnvVar{Name: o.PasswordEnv, ValueFrom: &corev1.EnvVarSource{
-			SecretKeyRef: &corev1.SecretKeySelector{
-				LocalObjectReference: corev1.LocalObjectReference{Name: o.Secret},
-				Key:                  o.SecretKey,
-			},
-		}})
+		env = append(env, secretEnv(o.PasswordEnv, o.Secret, o.SecretKey))
 	}
 	yes, no := true, false
 	nonroot := int64(uid)
@@ -258,16 +302,9 @@ func job(o Options, name, component string, n int32, args []string) *batchv1.Job
 			Capabilities:             &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
 		},
 	}
-	if o.CPU != "" || o.Memory != "" {
+	if rl := resources(o.CPU, o.Memory); rl != nil {
 		// Requests equal to limits: the Guaranteed class, so that the load
 		// generator is not the one squeezed when the node is busy.
-		rl := corev1.ResourceList{}
-		if o.CPU != "" {
-			rl[corev1.ResourceCPU] = resource.MustParse(o.CPU) // checked
-		}
-		if o.Memory != "" {
-			rl[corev1.ResourceMemory] = resource.MustParse(o.Memory)
-		}
 		c.Resources = corev1.ResourceRequirements{Requests: rl, Limits: rl.DeepCopy()}
 	}
 	return &batchv1.Job{
@@ -298,6 +335,17 @@ func job(o Options, name, component string, n int32, args []string) *batchv1.Job
 			},
 		},
 	}
+}
+
+// secretEnv is the variable name whose value Kubernetes takes from key of
+// Secret secret.
+func secretEnv(name, secret, key string) corev1.EnvVar {
+	return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{
+		SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: secret},
+			Key:                  key,
+		},
+	}}
 }
 
 // Render writes objs as YAML documents separated by "---", without the

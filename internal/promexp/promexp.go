@@ -80,6 +80,7 @@ type job struct {
 	types    []string
 	live     *engine.Live
 	ended    time.Time // zero while it runs
+	sys      sysState  // the server's and sledge's host's seconds (system.go); e.mu guards it
 }
 
 // New returns an exporter with its own registry, which also holds the Go
@@ -144,14 +145,16 @@ func (e *Exporter) prune() {
 	}
 }
 
-// current is the jobs to export now.
+// current is the jobs to export now: copies, so that a scrape reads
+// their system series while seconds keep arriving.
 func (e *Exporter) current() []*job {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.prune()
 	out := make([]*job, 0, len(e.jobs))
 	for _, j := range e.jobs {
-		out = append(out, j)
+		c := *j
+		out = append(out, &c)
 	}
 	return out
 }
@@ -198,5 +201,6 @@ func (c collector) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(descPhase, prometheus.GaugeValue, v, j.id, j.workload, p.String())
 		}
+		collectSystem(ch, j)
 	}
 }

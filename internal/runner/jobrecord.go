@@ -43,8 +43,10 @@ type JobRun struct {
 
 	mu      sync.Mutex
 	samples []jobs.Sample // not yet in the store
+	system  []jobs.SystemSample
 	lines   []jobs.LogLine
 	nSample int
+	nSystem int
 	nLine   int
 	warned  bool
 	hists   []jobs.Histogram
@@ -294,6 +296,34 @@ func (r *JobRun) Sample(live *engine.Live) {
 	})
 }
 
+// SystemOutput is an Output that also follows a run's per-second system
+// samples (the server's through the agent or in-process, sledge's own
+// host's): the live page and /metrics. Like Output's, its method must not
+// block.
+type SystemOutput interface {
+	System(id int64, s SystemSecond)
+}
+
+// System keeps one second of a sampler with the job's time series and
+// hands it to the outputs that follow system seconds. It is the function
+// a run gives to ServerCost.Follow: it never blocks on the store (the
+// batch is written by the flush loop, as the transaction counter is).
+func (r *JobRun) System(s SystemSecond) {
+	if r == nil {
+		return
+	}
+	r.mu.Lock()
+	r.nSystem++
+	r.system = append(r.system, jobs.SystemSample{Seq: r.nSystem, Source: s.Source, ElapsedMs: s.Elapsed.Milliseconds(),
+		Phase: s.Phase, Interval: s.Second.Interval})
+	r.mu.Unlock()
+	for _, o := range r.outs {
+		if so, ok := o.(SystemOutput); ok {
+			so.System(r.job.ID, s)
+		}
+	}
+}
+
 // RunDone stops the counter as soon as the run returns and keeps the
 // latency histograms of the measured interval.
 func (r *JobRun) RunDone(res *engine.Result, mix []workload.TxType) {
@@ -421,10 +451,10 @@ func (r *JobRun) flushLoop() {
 // short transaction.
 func (r *JobRun) flush() {
 	r.mu.Lock()
-	samples, lines := r.samples, r.lines
-	r.samples, r.lines = nil, nil
+	b := jobs.Batch{Samples: r.samples, System: r.system, Lines: r.lines}
+	r.samples, r.system, r.lines = nil, nil, nil
 	r.mu.Unlock()
-	if err := r.store.Append(context.Background(), r.job.ID, samples, lines); err != nil {
+	if err := r.store.AppendBatch(context.Background(), r.job.ID, b); err != nil {
 		r.warn(err)
 	}
 }

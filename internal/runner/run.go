@@ -481,6 +481,7 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 	if plan.Cost && rs.role != roleWorker { // a worker's would be nobody's: the coordinator samples the server
 		op.sc = NewServerCost(ctx, env.Stderr, s.DB, info, live, ServerCostOptions{Agent: op.agent,
 			Stacks: o.Agent.Stacks, StopTimeout: o.StopTimeout, Workers: o.Cluster.Workers > 0})
+		followSystem(op.sc, env.Job, op.ms) // system_follow.go
 	}
 	meter, _ := w.(workload.Meter)
 	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {

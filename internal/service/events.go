@@ -44,6 +44,7 @@ type hub struct {
 	mu    sync.Mutex
 	feeds map[int64]map[chan tickJSON]struct{}
 	meter map[int64]int // the type NOPM counts, -1 none
+	sys   sysFeeds      // the jobs' system seconds (system.go)
 }
 
 func newHub() *hub {
@@ -206,7 +207,9 @@ func (s *Service) timeseries(w http.ResponseWriter, r *http.Request) {
 const pollEvery = time.Second
 
 // events streams a job as Server-Sent Events: "tick" each second while it
-// runs, then "done" with its result (what --json printed, or null).
+// runs, "system" with each second of the server's and sledge's host's
+// sampler (system.go), then "done" with its result (what --json printed,
+// or null).
 func (s *Service) events(w http.ResponseWriter, r *http.Request) {
 	rec, ok := s.record(w, r)
 	if !ok {
@@ -250,12 +253,18 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request) {
 	if a != nil {
 		ticks, unsubscribe := s.hub.subscribe(rec.ID)
 		defer unsubscribe()
+		sys, unsubscribeSys := s.hub.sys.subscribe(rec.ID)
+		defer unsubscribeSys()
 		for {
 			select {
 			case <-ctx.Done():
 				return
 			case t := <-ticks:
 				if !send("tick", t) {
+					return
+				}
+			case p := <-sys:
+				if !send("system", p) {
 					return
 				}
 			case <-a.done:
@@ -267,9 +276,12 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request) {
 	// A job of another process (the command line): follow the samples it
 	// appends to the store.
 	_, k := meterOf(rec.Workload)
-	last := 0
+	last, lastSys := 0, 0
 	for _, x := range rec.Samples {
 		last = max(last, x.Seq) // what happened before the stream opened is in /timeseries
+	}
+	for _, x := range rec.System {
+		lastSys = max(lastSys, x.Seq) // and in /system
 	}
 	t := time.NewTicker(pollEvery)
 	defer t.Stop()
@@ -291,6 +303,14 @@ func (s *Service) events(w http.ResponseWriter, r *http.Request) {
 			if x.Seq > last {
 				last = x.Seq
 				if !send("tick", sampleTick(x, k)) {
+					return
+				}
+			}
+		}
+		for _, x := range cur.System {
+			if x.Seq > lastSys {
+				lastSys = x.Seq
+				if !send("system", samplePoint(x)) {
 					return
 				}
 			}

@@ -118,6 +118,7 @@ func (s *Service) Handler() http.Handler {
 	api.HandleFunc("POST /api/jobs/{id}/stop", s.stopJob)
 	api.HandleFunc("GET /api/jobs/{id}/timeseries", s.timeseries)
 	api.HandleFunc("GET /api/jobs/{id}/events", s.events)
+	api.HandleFunc("GET /api/jobs/{id}/system", s.systemSeries) // system.go
 	api.HandleFunc("GET /api/databases", s.databases)
 	api.HandleFunc("/api/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, http.StatusNotFound, "no such endpoint: %s %s (see docs/serve.md)", r.Method, r.URL.Path)

@@ -185,6 +185,7 @@ async function renderJob(box, j, main) {
   box.append(el("p", { class: "muted" }, facts.map(([k, v]) => k + ": " + v).join(" · ")));
   if (main && LIVE.has(j.status)) box.append(liveBlock(j));
   if (j.kind === "run") await throughput(box, j);
+  if (j.kind === "run" && !(main && LIVE.has(j.status))) await systemCharts(box, j);
   if (j.result) renderResult(box, j);
   box.append(el("details", {}, el("summary", {}, "spec"), el("pre", {}, JSON.stringify(j.spec, null, 1))));
 }
@@ -243,13 +244,13 @@ function liveBlock(j) {
     lat[0].push(t.t); lat[1].push(t.mean_ms);
     if (!latChart) latChart = lineChart(block, "mean latency, ms (live)", "s", ["mean"], lat);
     else latChart.setData(lat);
-  }, () => { if (!signal.aborted && openId === j.id) { refresh(); openJob(j.id); } });
+  }, () => { if (!signal.aborted && openId === j.id) { refresh(); openJob(j.id); } }, liveSystem(block));
   return block;
 }
 
 // events reads the job's Server-Sent Events with fetch, so that the
 // token travels in the Authorization header.
-async function events(id, signal, onTick, onDone) {
+async function events(id, signal, onTick, onDone, onSystem) {
   try {
     const r = await fetch(`/api/jobs/${id}/events`, { headers: { Authorization: "Bearer " + token }, signal });
     if (!r.ok) return;
@@ -269,6 +270,7 @@ async function events(id, signal, onTick, onDone) {
           else if (line.startsWith("data: ")) data += line.slice(6);
         }
         if (event === "tick") onTick(JSON.parse(data));
+        if (event === "system" && onSystem) onSystem(JSON.parse(data));
         if (event === "done") { onDone(JSON.parse(data)); return; }
       }
     }
@@ -291,6 +293,68 @@ async function throughput(box, j) {
   // result's table has the retries per type.
   box.append(el("h3", {}, "Errors"));
   lineChart(box, "failed transactions, each second", "s", ["failed"], [x, ts.samples.map((s) => s.errors)]);
+}
+
+// --- the server's side, each second (issue 25) ---
+// The run's sampler reads the database server's processes (through sledge
+// agent, or in-process) and sledge's own host each second: the server's
+// CPU in cores and the shares of its thread samples by state, live from
+// the events stream's "system" events and, for a finished job, from
+// /api/jobs/{id}/system.
+
+const SYS_STATES = ["cpu", "runnable", "network", "lock", "io", "idle"];
+
+// systemSeries turns the server's points into the two charts' data.
+function systemSeries(points) {
+  const srv = points.filter((p) => p.source === "server" && p.cpu_user != null);
+  const x = srv.map((p) => p.t);
+  return {
+    n: srv.length,
+    cpu: [x, srv.map((p) => p.cpu_user), srv.map((p) => p.cpu_sys)],
+    states: [x, ...SYS_STATES.map((s) => srv.map((p) => (p.states ? p.states[s] : null)))],
+  };
+}
+
+function systemChartsInto(box, d, live) {
+  const tag = live ? " (live)" : ", each second";
+  return {
+    cpu: lineChart(box, "server CPU, cores" + tag, "s", ["user", "sys"], d.cpu),
+    states: lineChart(box, "server thread states, share of samples" + tag, "s", SYS_STATES, d.states),
+  };
+}
+
+// systemCharts draws a finished job's server seconds, if it has any.
+async function systemCharts(box, j) {
+  let sys;
+  try { sys = await api(`/api/jobs/${j.id}/system`); } catch (e) { return; }
+  const d = systemSeries(sys.samples || []);
+  if (!d.n) return;
+  const sec = el("div", { class: "system", "data-seconds": d.n });
+  box.append(sec);
+  sec.append(el("h3", {}, "The server, each second"));
+  systemChartsInto(sec, d, false);
+}
+
+// liveSystem returns the handler of a running job's "system" events: its
+// charts appear with the first second of the server.
+function liveSystem(block) {
+  const points = [];
+  let sec = null, charts = null;
+  return (p) => {
+    if (p.source !== "server" || p.cpu_user == null) return;
+    points.push(p);
+    const d = systemSeries(points);
+    if (!sec) {
+      sec = el("div", { class: "system live-system" });
+      block.append(sec);
+      sec.append(el("h3", {}, "The server", el("span", { class: "muted" }, " · its processes' CPU and threads, each second")));
+      charts = systemChartsInto(sec, d, true);
+    } else {
+      charts.cpu.setData(d.cpu);
+      charts.states.setData(d.states);
+    }
+    sec.dataset.seconds = d.n;
+  };
 }
 
 // barChart draws one value per named bar (uPlot's bars path builder).
