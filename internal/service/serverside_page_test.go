@@ -1,0 +1,211 @@
+package service_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	cdppage "github.com/chromedp/cdproto/page"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/testdb"
+)
+
+// serverFigures are issue 25's keys of a run's summary, as a run with
+// --agent and --stacks writes them: set on a real run's job, to render.
+var serverFigures = map[string]any{
+	"server_threads": map[string]any{"cpu": 0.3, "runnable": 0.05, "network": 0.35, "lock": 0.1, "io": 0.05, "idle": 0.15,
+		"samples": 24000, "hz": 100, "threads": 40, "source": "agent db1:7078"},
+	"server_host": map[string]any{"source": "agent db1:7078", "cpus": 8, "usr": 0.21, "nice": 0, "sys": 0.09, "iowait": 0.01,
+		"irq": 0, "softirq": 0.02, "steal": 0, "idle": 0.67, "other_cpu_cores": 0.1, "other_cpu_share": 0.0125},
+	"client_host": map[string]any{"source": "this host (/proc)", "cpus": 2, "usr": 0.5, "sys": 0.2, "idle": 0.3,
+		"other_cpu_cores": 0.6, "other_cpu_share": 0.3,
+		"warning": "other processes took 30% of this host's 2 CPUs during the measured interval: figures may not repeat"},
+	"agent": map[string]any{"address": "db1:7078", "version": "test", "api": 1, "partial": true, "seconds_missed": 3},
+	"server_stacks": map[string]any{"source": "agent db1:7078", "hz": 99, "samples": 90, "folded": `postgres;PostgresMain;exec_simple_query;PortalRun;ExecutorRun 40
+postgres;PostgresMain;pq_getbyte;secure_read;tcp_recvmsg_[k] 25
+postgres;PostgresMain;exec_execute_message;PortalRun;ExecutorRun;ExecScan 20
+postgres;PostgresMain;LWLockAcquire;__x64_sys_futex_[k] 5
+`},
+}
+
+var serverPerTxn = map[string]any{"cpu_user_us": 61.5, "cpu_sys_us": 20.25, "voluntary_switches": 4.5, "involuntary_switches": 0.75,
+	"run_queue_delay_us": 12.5, "port_bytes_in": 431, "port_bytes_out": 1207}
+
+// The job view of a run with the server's side: the agent (partial), the
+// thread states as one bar of six segments as wide as their shares, the
+// server's figures per transaction, both hosts' CPU shares, the client
+// host's warning, and the flame graph drawn by the vendored library; and
+// the page requests nothing but the service's own files and API.
+func TestServePageServerSide(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		if testdb.InCI() {
+			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
+		}
+		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
+	}
+	s := startService(t, "")
+	id := submit(t, s.url, testToken, map[string]any{"kind": "run", "db": sqliteDB(t),
+		"options": map[string]any{"vus": 1, "rampup": "0s", "duration": "1s"}})
+	waitStatus(t, s.url, testToken, id, 60*time.Second, "completed")
+
+	// A real run's job, given the figures a run with --agent --stacks
+	// keeps (the sampler's own tests measure them; this is the page's).
+	ctx := context.Background()
+	st, err := jobs.Open(ctx, s.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := st.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal(r.Summary, &sum); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range serverFigures {
+		sum[k] = v
+	}
+	spt, _ := sum["server_per_txn"].(map[string]any)
+	if spt == nil {
+		spt = map[string]any{}
+	}
+	for k, v := range serverPerTxn {
+		spt[k] = v
+	}
+	sum["server_per_txn"] = spt
+	if r.Summary, err = json.Marshal(sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Update(ctx, &r.Job); err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+
+	tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancelT()
+	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
+		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
+	defer cancelA()
+	bctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	var mu sync.Mutex
+	var requests []string
+	if err := chromedp.Listen(bctx, func(ev any) {
+		if e, ok := ev.(*network.EventRequestWillBeSent); ok {
+			mu.Lock()
+			requests = append(requests, e.Request.URL)
+			mu.Unlock()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The flame graph draws its frames' names on a canvas: record them.
+	if _, err := chromedp.Call(bctx, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: `window.__drawn = [];
+const __fill = CanvasRenderingContext2D.prototype.fillText;
+CanvasRenderingContext2D.prototype.fillText = function (t, ...a) { window.__drawn.push(String(t)); return __fill.call(this, t, ...a); };`}); err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate(s.url+"/#token="+testToken),
+		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr")),
+		chromedp.Click(chromedp.CSS("#jobs tbody tr:first-child td:nth-child(2)")),
+		chromedp.WaitVisible(chromedp.CSS("#detail .server-side .flame canvas")),
+	); err != nil {
+		t.Fatalf("open the job: %v", err)
+	}
+	eval := func(expr string, v any) {
+		t.Helper()
+		raw, err := chromedp.Run(bctx, chromedp.Evaluate[json.RawMessage](expr))
+		if err == nil {
+			err = json.Unmarshal(raw, v)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+	}
+
+	var bar struct {
+		W    float64 `json:"w"`
+		Segs []struct {
+			State string  `json:"state"`
+			W     float64 `json:"w"`
+			Title string  `json:"title"`
+		} `json:"segs"`
+	}
+	eval(`(() => { const b = document.querySelector("#detail .state-bar"); return {w: b.getBoundingClientRect().width,
+		segs: [...b.querySelectorAll(".seg")].map(s => ({state: s.dataset.state, w: s.getBoundingClientRect().width, title: s.title}))}; })()`, &bar)
+	threads := serverFigures["server_threads"].(map[string]any)
+	states := []string{"cpu", "runnable", "network", "lock", "io", "idle"}
+	if len(bar.Segs) != len(states) {
+		t.Fatalf("thread-state bar: %d segments, want %d", len(bar.Segs), len(states))
+	}
+	for i, sg := range bar.Segs {
+		want := threads[states[i]].(float64) * bar.W
+		if sg.State != states[i] || math.Abs(sg.W-want) > 0.5 || !strings.HasSuffix(sg.Title, "%") {
+			t.Errorf("segment %d: %s %.1fpx %q, want %s %.1fpx", i, sg.State, sg.W, sg.Title, states[i], want)
+		}
+	}
+
+	var texts map[string]string
+	eval(`({agent: document.querySelector("#detail .agent").textContent,
+		perTxn: document.querySelector("#detail table.server-per-txn").textContent,
+		serverHost: document.querySelector("#detail table.server-host").textContent,
+		clientHost: document.querySelector("#detail table.client-host").textContent,
+		warning: document.querySelector("#detail [data-role=client_host-warning]").textContent,
+		frames: document.querySelector("#detail .flame").dataset.frames})`, &texts)
+	for k, want := range map[string]string{"agent": "partial: the agent did not answer for 3 s", "perTxn": "run-queue delay µs12.5",
+		"serverHost": "idle21%0%9%1%0%2%0%67%", "clientHost": "30%", "warning": "other processes took 30%", "frames": "14"} {
+		if !strings.Contains(texts[k], want) {
+			t.Errorf("%s: %q, want %q in it", k, texts[k], want)
+		}
+	}
+	for _, want := range []string{"port bytes in431", "port bytes out1,207", "involuntary switches0.8"} {
+		if !strings.Contains(texts["perTxn"], want) {
+			t.Errorf("server per transaction %q lacks %q", texts["perTxn"], want)
+		}
+	}
+
+	var drawn []string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) && !strings.Contains(strings.Join(drawn, "\n"), "exec_simple_query") {
+		time.Sleep(100 * time.Millisecond)
+		eval(`window.__drawn`, &drawn)
+	}
+	if !strings.Contains("\n"+strings.Join(drawn, "\n")+"\n", "\nexec_simple_query\n") {
+		t.Errorf("the flame graph drew no frame exec_simple_query: %q", drawn)
+	}
+	if b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)); err == nil && os.Getenv("SLEDGE_TEST_ARTIFACTS") != "" {
+		_ = os.WriteFile(filepath.Join(os.Getenv("SLEDGE_TEST_ARTIFACTS"), "serve-server-side.png"), b, 0o644)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	own, _ := url.Parse(s.url)
+	var flame bool
+	for _, rq := range requests {
+		u, err := url.Parse(rq)
+		if err != nil || u.Host != own.Host {
+			t.Errorf("the page requested %s: only the service's own files and API", rq)
+		}
+		flame = flame || bytes.HasSuffix([]byte(u.Path), []byte("/vendor/flame-chart-js/flame-chart.min.js"))
+	}
+	if !flame {
+		t.Errorf("the page did not load the vendored flame graph library: %q", requests)
+	}
+}
