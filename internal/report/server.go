@@ -22,7 +22,7 @@ type Threads struct {
 // ServerCost is the server's cost per transaction; nil: not measured.
 type ServerCost struct {
 	CPUUs, VoluntarySwitches, InvoluntarySwitches, RunQueueDelayUs, PortBytesIn, PortBytesOut *float64
-	Source                                                                                  string
+	Source                                                                                    string
 }
 
 // Stacks are the server's on-CPU stacks, folded ("proc;frame;…;leaf N").
