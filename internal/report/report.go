@@ -1,5 +1,6 @@
 // Package report renders the result of `sledge compare` as one
-// self-contained HTML file: inline CSS and inline SVG charts drawn here,
+// self-contained HTML file: inline CSS and inline SVG charts drawn here
+// (and, when a cell has stacks, the vendored flame graph library inline),
 // no script, font or stylesheet from anywhere else, so the file works
 // offline and can be mailed or attached to a ticket as it is.
 package report
