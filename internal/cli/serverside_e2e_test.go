@@ -30,6 +30,10 @@ func TestCompareServerSideEndToEnd(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
+	// The keys compare's cells gained (docs/contracts.md), as a contract.
+	pinKeys(t, "compare --json (issue 25)", stdout, map[string]kind{"cells[].server_threads": jObject,
+		"cells[].server_threads.network": jNumber, "cells[].server_host": jObject, "cells[].server_stacks": jObject,
+		"cells[].server_per_txn.run_queue_delay_us": jNumber})
 	var out struct {
 		Cells []struct {
 			Mode          string          `json:"mode"`

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -93,14 +95,47 @@ func TestServePageServerSide(t *testing.T) {
 	}
 	st.Close()
 
+	states := map[string]float64{}
+	for k, v := range serverFigures["server_threads"].(map[string]any) {
+		if f, ok := v.(float64); ok {
+			states[k] = f
+		}
+	}
+	bctx := openServerSide(t, s, states, "exec_simple_query", "serve-server-side.png")
+	var texts map[string]string
+	evalJSON(t, bctx, `({agent: document.querySelector("#detail .agent").textContent,
+		perTxn: document.querySelector("#detail table.server-per-txn").textContent,
+		serverHost: document.querySelector("#detail table.server-host").textContent,
+		clientHost: document.querySelector("#detail table.client-host").textContent,
+		warning: document.querySelector("#detail [data-role=client_host-warning]").textContent,
+		frames: document.querySelector("#detail .flame").dataset.frames})`, &texts)
+	for k, want := range map[string]string{"agent": "partial: the agent did not answer for 3 s", "perTxn": "run-queue delay µs12.5",
+		"serverHost": "idle21%0%9%1%0%2%0%67%", "clientHost": "30%", "warning": "other processes took 30%", "frames": "14"} {
+		if !strings.Contains(texts[k], want) {
+			t.Errorf("%s: %q, want %q in it", k, texts[k], want)
+		}
+	}
+	for _, want := range []string{"port bytes in431", "port bytes out1,207", "involuntary switches0.8"} {
+		if !strings.Contains(texts["perTxn"], want) {
+			t.Errorf("server per transaction %q lacks %q", texts["perTxn"], want)
+		}
+	}
+}
+
+// openServerSide opens the page on the first job of the list in headless
+// Chromium and checks its server side: the thread-state bar's segments
+// as wide as states' shares, the flame graph's frame drawn (frame ""
+// when the job has no stacks), and every request to the service itself.
+func openServerSide(t *testing.T, s *svc, states map[string]float64, frame, shot string) context.Context {
+	t.Helper()
 	tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancelT()
+	t.Cleanup(cancelT)
 	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
 		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
-	defer cancelA()
+	t.Cleanup(cancelA)
 	bctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
+	t.Cleanup(cancel)
 	if err := chromedp.Do(bctx); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
@@ -125,20 +160,11 @@ CanvasRenderingContext2D.prototype.fillText = function (t, ...a) { window.__draw
 		chromedp.Navigate(s.url+"/#token="+testToken),
 		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr")),
 		chromedp.Click(chromedp.CSS("#jobs tbody tr:first-child td:nth-child(2)")),
-		chromedp.WaitVisible(chromedp.CSS("#detail .server-side .flame canvas")),
+		chromedp.WaitVisible(chromedp.CSS("#detail .server-side .state-bar")),
 	); err != nil {
 		t.Fatalf("open the job: %v", err)
 	}
-	eval := func(expr string, v any) {
-		t.Helper()
-		raw, err := chromedp.Run(bctx, chromedp.Evaluate[json.RawMessage](expr))
-		if err == nil {
-			err = json.Unmarshal(raw, v)
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-	}
+	eval := func(expr string, v any) { t.Helper(); evalJSON(t, bctx, expr, v) }
 
 	var bar struct {
 		W    float64 `json:"w"`
@@ -150,48 +176,33 @@ CanvasRenderingContext2D.prototype.fillText = function (t, ...a) { window.__draw
 	}
 	eval(`(() => { const b = document.querySelector("#detail .state-bar"); return {w: b.getBoundingClientRect().width,
 		segs: [...b.querySelectorAll(".seg")].map(s => ({state: s.dataset.state, w: s.getBoundingClientRect().width, title: s.title}))}; })()`, &bar)
-	threads := serverFigures["server_threads"].(map[string]any)
-	states := []string{"cpu", "runnable", "network", "lock", "io", "idle"}
-	if len(bar.Segs) != len(states) {
-		t.Fatalf("thread-state bar: %d segments, want %d", len(bar.Segs), len(states))
+	order := []string{"cpu", "runnable", "network", "lock", "io", "idle"}
+	if len(bar.Segs) != len(order) {
+		t.Fatalf("thread-state bar: %d segments, want %d", len(bar.Segs), len(order))
 	}
 	for i, sg := range bar.Segs {
-		want := threads[states[i]].(float64) * bar.W
-		if sg.State != states[i] || math.Abs(sg.W-want) > 0.5 || !strings.HasSuffix(sg.Title, "%") {
-			t.Errorf("segment %d: %s %.1fpx %q, want %s %.1fpx", i, sg.State, sg.W, sg.Title, states[i], want)
+		want := states[order[i]] * bar.W
+		if sg.State != order[i] || math.Abs(sg.W-want) > 0.5 || !strings.HasSuffix(sg.Title, "%") {
+			t.Errorf("segment %d: %s %.1fpx %q, want %s %.1fpx", i, sg.State, sg.W, sg.Title, order[i], want)
 		}
 	}
 
-	var texts map[string]string
-	eval(`({agent: document.querySelector("#detail .agent").textContent,
-		perTxn: document.querySelector("#detail table.server-per-txn").textContent,
-		serverHost: document.querySelector("#detail table.server-host").textContent,
-		clientHost: document.querySelector("#detail table.client-host").textContent,
-		warning: document.querySelector("#detail [data-role=client_host-warning]").textContent,
-		frames: document.querySelector("#detail .flame").dataset.frames})`, &texts)
-	for k, want := range map[string]string{"agent": "partial: the agent did not answer for 3 s", "perTxn": "run-queue delay µs12.5",
-		"serverHost": "idle21%0%9%1%0%2%0%67%", "clientHost": "30%", "warning": "other processes took 30%", "frames": "14"} {
-		if !strings.Contains(texts[k], want) {
-			t.Errorf("%s: %q, want %q in it", k, texts[k], want)
+	if frame != "" {
+		if err := chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS("#detail .server-side .flame canvas"))); err != nil {
+			t.Fatalf("no flame graph: %v", err)
 		}
-	}
-	for _, want := range []string{"port bytes in431", "port bytes out1,207", "involuntary switches0.8"} {
-		if !strings.Contains(texts["perTxn"], want) {
-			t.Errorf("server per transaction %q lacks %q", texts["perTxn"], want)
+		var drawn []string
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) && !slices.Contains(drawn, frame) {
+			time.Sleep(100 * time.Millisecond)
+			eval(`window.__drawn`, &drawn)
 		}
-	}
-
-	var drawn []string
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) && !strings.Contains(strings.Join(drawn, "\n"), "exec_simple_query") {
-		time.Sleep(100 * time.Millisecond)
-		eval(`window.__drawn`, &drawn)
-	}
-	if !strings.Contains("\n"+strings.Join(drawn, "\n")+"\n", "\nexec_simple_query\n") {
-		t.Errorf("the flame graph drew no frame exec_simple_query: %q", drawn)
+		if !slices.Contains(drawn, frame) {
+			t.Errorf("the flame graph drew no frame %s: %q", frame, drawn)
+		}
 	}
 	if b, err := chromedp.Run(bctx, chromedp.FullScreenshot(100)); err == nil && os.Getenv("SLEDGE_TEST_ARTIFACTS") != "" {
-		_ = os.WriteFile(filepath.Join(os.Getenv("SLEDGE_TEST_ARTIFACTS"), "serve-server-side.png"), b, 0o644)
+		_ = os.WriteFile(filepath.Join(os.Getenv("SLEDGE_TEST_ARTIFACTS"), shot), b, 0o644)
 	}
 
 	mu.Lock()
@@ -207,5 +218,71 @@ CanvasRenderingContext2D.prototype.fillText = function (t, ...a) { window.__draw
 	}
 	if !flame {
 		t.Errorf("the page did not load the vendored flame graph library: %q", requests)
+	}
+	return bctx
+}
+
+func evalJSON(t *testing.T, ctx context.Context, expr string, v any) {
+	t.Helper()
+	raw, err := chromedp.Run(ctx, chromedp.Evaluate[json.RawMessage](expr))
+	if err == nil {
+		err = json.Unmarshal(raw, v)
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+}
+
+// The page on a real run's job on the private PostgreSQL server with
+// --stacks, read in-process: its own thread states drawn, and its flame
+// graph where perf could take stacks.
+func TestServePageServerSidePostgres(t *testing.T) {
+	if _, err := os.Stat(chromium); err != nil {
+		if testdb.InCI() {
+			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
+		}
+		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
+	}
+	srv := pgServer.Get(t)
+	srv.DropAtEnd(t, "service_server_side")
+	u := fmt.Sprintf("postgres://%s:%s@%s:%d/service_server_side", srv.User, srv.Password, srv.Host, srv.Port)
+	s := startService(t, "")
+	b := submit(t, s.url, testToken, map[string]any{"kind": "build", "db": u, "options": map[string]any{"warehouses": 1}})
+	if j := waitStatus(t, s.url, testToken, b, 60*time.Second, "completed", "failed"); j.Status != "completed" {
+		t.Fatalf("build: %s: %s", j.Status, j.Error)
+	}
+	id := submit(t, s.url, testToken, map[string]any{"kind": "run", "db": u,
+		"options": map[string]any{"vus": 2, "duration": "3s", "rampup": "1s", "mode": "client", "stacks": true}})
+	j := waitStatus(t, s.url, testToken, id, 60*time.Second, "completed", "failed")
+	var res struct {
+		Threads map[string]any `json:"server_threads"`
+		Stacks  *struct {
+			Folded string `json:"folded"`
+			Why    string `json:"why"`
+		} `json:"server_stacks"`
+	}
+	if err := json.Unmarshal(j.Result, &res); j.Status != "completed" || err != nil || res.Threads == nil || res.Stacks == nil {
+		t.Fatalf("run: %s %s %v: server_threads %v, server_stacks %v", j.Status, j.Error, err, res.Threads, res.Stacks)
+	}
+	states := map[string]float64{}
+	for k, v := range res.Threads {
+		if f, ok := v.(float64); ok {
+			states[k] = f
+		}
+	}
+	frame := ""
+	if res.Stacks.Folded != "" {
+		// The root: the process name, the first frame of a stack.
+		frame = strings.SplitN(res.Stacks.Folded, ";", 2)[0]
+	} else {
+		t.Logf("no stacks here: %s", res.Stacks.Why)
+	}
+	ctx := openServerSide(t, s, states, frame, "serve-server-side-postgres.png")
+	var why string
+	if frame == "" {
+		evalJSON(t, ctx, `document.querySelector("#detail .server-side").textContent`, &why)
+		if !strings.Contains(why, "no stacks: "+res.Stacks.Why) {
+			t.Errorf("the page does not say why there are no stacks (%q)", res.Stacks.Why)
+		}
 	}
 }
