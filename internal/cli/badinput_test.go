@@ -206,7 +206,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		// Jobs and compare.
 		{name: "job id not a number", args: []string{"jobs", "show", "x"}, code: ExitUsage, want: `"x" is not a job id`},
 		{name: "job id unknown", args: []string{"jobs", "show", "99"}, code: ExitFailure, want: "no job 99 in {w}/xdg/sledge/jobs.db"},
-		{name: "export format unknown", args: []string{"jobs", "export", "1", "--format", "xml"}, code: ExitUsage, want: `--format "xml": use json or csv`},
+		{name: "export format unknown", args: []string{"jobs", "export", "1", "--format", "xml"}, code: ExitUsage, want: `--format "xml": use json, csv, folded or pprof`},
 		{name: "diff of one job", args: []string{"jobs", "diff", "1"}, code: ExitUsage, want: "sledge: jobs diff takes two job ids, got 1 (usage: sledge jobs diff A B [flags])", absent: []string{"arg(s)"}},
 		{name: "show without a job id", args: []string{"jobs", "show"}, code: ExitUsage, want: "sledge: jobs show takes one job id, got none (usage: sledge jobs show ID [flags])"},
 		{name: "rerun of two jobs", args: []string{"jobs", "rerun", "1", "2"}, code: ExitUsage, want: "sledge: jobs rerun takes one job id, got 2 (usage: sledge jobs rerun ID [flags])"},

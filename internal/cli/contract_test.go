@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/pprof/profile"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/spf13/cobra"
 )
@@ -588,6 +589,51 @@ func TestContractJobs(t *testing.T) {
 		t.Fatalf("jobs diff of a run and a check: exit %d: %s", code, stderr)
 	}
 	pinKeys(t, "jobs diff --json (nothing to compare)", stdout, map[string]kind{"no_figures": jString})
+}
+
+// Issue 25: jobs export --format folded|pprof (docs/contracts.md): the
+// folded line's shape, the profile's sample types and root, exit 1 for a
+// job without stacks.
+func TestContractJobsExportStacks(t *testing.T) {
+	home := t.TempDir()
+	store := filepath.Join(home, "jobs.db")
+	id := runWithStacks(t, home, store, map[string]any{"source": "this host (/proc)", "hz": 99, "samples": 90, "folded": perfFolded})
+	out, stderr, code := runCLI(t, home, "jobs", "export", id, "--format", "folded", "--jobs-db", store)
+	if code != ExitOK {
+		t.Fatalf("export folded: exit %d: %s", code, stderr)
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		i := strings.LastIndexByte(l, ' ')
+		if _, err := strconv.ParseInt(l[i+1:], 10, 64); i < 0 || err != nil || !strings.HasPrefix(l, "postgres;") {
+			t.Errorf("folded line %q: want process;frame;…;leaf COUNT", l)
+		}
+	}
+	out, stderr, code = runCLI(t, home, "jobs", "export", id, "--format", "pprof", "--jobs-db", store)
+	if code != ExitOK {
+		t.Fatalf("export pprof: exit %d: %s", code, stderr)
+	}
+	p, err := profile.Parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatalf("export pprof: %v", err)
+	}
+	var types []string
+	for _, st := range p.SampleType {
+		types = append(types, st.Type+"/"+st.Unit)
+	}
+	if !slices.Equal(types, []string{"samples/count", "cpu/nanoseconds"}) {
+		t.Errorf("pprof sample types %v", types)
+	}
+	for _, smp := range p.Sample {
+		if root := smp.Location[len(smp.Location)-1].Line[0].Function.Name; root != "postgres" {
+			t.Errorf("pprof root %q, want the process name", root)
+		}
+	}
+	plain := runWithStacks(t, home, store, nil)
+	for _, f := range []string{"folded", "pprof"} {
+		if out, _, code := runCLI(t, home, "jobs", "export", plain, "--format", f, "--jobs-db", store); code != ExitFailure || out != "" {
+			t.Errorf("export --format %s of a job without stacks: exit %d, stdout %q, want 1 and nothing", f, code, out)
+		}
+	}
 }
 
 // Issue 14: the series `run --metrics` (and the service's /metrics) serve,

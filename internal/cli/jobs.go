@@ -1025,7 +1025,7 @@ func newJobsExport(env *Env) *cobra.Command {
 	var format, table string
 	cmd := &cobra.Command{
 		Use:   "export ID",
-		Short: "Write a job as JSON (the whole record) or CSV (its time series or per-type summary)",
+		Short: "Write a job as JSON (the whole record), CSV (its time series or per-type summary) or its server's stacks",
 		Long: `Write a job on stdout.
 
 --format json (default) writes the whole record: the job, its spec,
@@ -1048,11 +1048,21 @@ V2 compressed, base64, in microseconds) and log.
                     (source: server or client_host; host_* shares of all CPUs' time and
                     state_* shares of thread samples, 0-1; other_cpu_s: CPU seconds of
                     processes other than sledge and a local server; the server's columns are
-                    empty on client_host rows and where not measured)`,
+                    empty on client_host rows and where not measured)
+
+--format folded writes the server's on-CPU stacks of a run made with
+--stacks as recorded, one "process;frame;…;leaf COUNT" a line (flamegraph.pl,
+inferno and speedscope read it). --format pprof writes them as a gzipped
+pprof profile (go tool pprof reads it): sample types samples/count and
+cpu/nanoseconds (a sample is 1/rate s of CPU), the process name as the root.
+A job without stacks (no --stacks, the agent could not take them, a compare:
+export one of its cells' jobs) is one line saying why, and exit status 1.`,
 		Args: jobsArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if format != "json" && format != "csv" {
-				return usageErr("--format %q: use json or csv", format)
+			switch format {
+			case "json", "csv", "folded", "pprof":
+			default:
+				return usageErr("--format %q: use json, csv, folded or pprof", format)
 			}
 			if table != "series" && table != "types" && table != "system" {
 				return usageErr("--table %q: use series, types or system", table)
@@ -1066,8 +1076,11 @@ V2 compressed, base64, in microseconds) and log.
 			if err != nil {
 				return err
 			}
-			if format == "json" {
+			switch format {
+			case "json":
 				return writeJSON(env.Stdout, r)
+			case "folded", "pprof":
+				return writeStacks(env.Stdout, r, format)
 			}
 			w := csv.NewWriter(env.Stdout)
 			switch table {
@@ -1082,7 +1095,7 @@ V2 compressed, base64, in microseconds) and log.
 			return w.Error()
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "json", "json or csv")
+	cmd.Flags().StringVar(&format, "format", "json", "json, csv, folded or pprof (the server's stacks)")
 	cmd.Flags().StringVar(&table, "table", "series", "with --format csv: series (time series), types (per-type summary) or system (the server's and sledge's host's seconds)")
 	return cmd
 }

@@ -235,7 +235,7 @@ func TestJobsRecordRunAndCommands(t *testing.T) {
 			{[]string{"jobs", "diff", "1", "42"}, ExitFailure, "sledge: no job 42 in " + path + "\n"},
 			{[]string{"jobs", "export", "42", "--format", "csv"}, ExitFailure, "sledge: no job 42 in " + path + "\n"},
 			{[]string{"jobs", "show", "one"}, ExitUsage, `sledge: "one" is not a job id: ids are whole numbers, see sledge jobs list` + "\n"},
-			{[]string{"jobs", "export", "1", "--format", "xml"}, ExitUsage, `sledge: --format "xml": use json or csv` + "\n"},
+			{[]string{"jobs", "export", "1", "--format", "xml"}, ExitUsage, `sledge: --format "xml": use json, csv, folded or pprof` + "\n"},
 		}
 		for _, c := range cases {
 			_, stderr, code := runCLI(t, home, c.args...)

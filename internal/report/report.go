@@ -1,5 +1,6 @@
 // Package report renders the result of `sledge compare` as one
-// self-contained HTML file: inline CSS and inline SVG charts drawn here,
+// self-contained HTML file: inline CSS and inline SVG charts drawn here
+// (and, when a cell has stacks, the vendored flame graph library inline),
 // no script, font or stylesheet from anywhere else, so the file works
 // offline and can be mailed or attached to a ticket as it is.
 package report
@@ -34,6 +35,9 @@ type Cost struct {
 	BytesReceived   float64
 	ClientCPUUs     float64
 	ContextSwitches float64
+	// ClientRunQueueDelayUs is the time sledge's threads waited for a CPU
+	// (issue 25); nil where not measured.
+	ClientRunQueueDelayUs *float64
 }
 
 // Cell is one run of the matrix.
@@ -50,6 +54,13 @@ type Cell struct {
 	Ratio       *float64 // throughput against the first cell
 	JobID       int64    // 0 when not recorded
 	Interrupted bool
+	// Issue 25 (server.go): where the server's threads were, its cost per
+	// transaction and its on-CPU stacks; nil when not measured, and
+	// ThreadsWhy says why there are no thread states.
+	Threads    *Threads
+	ThreadsWhy string
+	Server     *ServerCost
+	Stacks     *Stacks
 }
 
 // Pair is two cells that differ only in mode: To's throughput over From's,
@@ -116,6 +127,14 @@ type view struct {
 	Split      chart // split.go
 	HasSplit   bool
 	SplitKeys  []legendItem
+	Threads    chart // server.go
+	HasThreads bool
+	ThreadKeys []legendItem
+	ThreadRows []threadRow
+	ServerRows []serverRow
+	HasServer  bool
+	Flames     []flame
+	FlameJS    template.JS // only when there are flames
 	Rows       []row
 	PairRows   []pairRow
 	Settings   []Fact
@@ -148,6 +167,7 @@ type chart struct {
 	YTicks, XTicks            []tick
 	Lines                     []line
 	Bars                      []bar
+	Notes                     []note
 	Empty                     string // shown in the plot when there is nothing to draw
 	EmptyX, EmptyY            string
 }
@@ -203,6 +223,16 @@ func build(r *Report) *view {
 	v.Split, v.HasSplit = splitChart(r.Cells)
 	v.SplitKeys = []legendItem{{Name: "client CPU", Color: ClientCPUColor}, {Name: "server CPU", Color: ServerCPUColor},
 		{Name: "waiting (derived: mean latency − both CPUs)", Color: WaitColor}}
+	v.Threads, v.HasThreads = threadsChart(r.Cells)
+	for _, k := range stateKeys {
+		v.ThreadKeys = append(v.ThreadKeys, legendItem{Name: "server: " + k.name, Color: k.color})
+	}
+	v.ThreadKeys = append(v.ThreadKeys, legendItem{Name: "client: client CPU", Color: ClientCPUColor},
+		legendItem{Name: "client: server CPU", Color: ServerCPUColor}, legendItem{Name: "client: waiting", Color: WaitColor})
+	v.ThreadRows, v.ServerRows, v.HasServer = serverTables(r.Cells)
+	if v.Flames = flames(r.Cells); len(v.Flames) > 0 {
+		v.FlameJS = flameScript()
+	}
 	for _, c := range r.Cells {
 		v.Rows = append(v.Rows, tableRow(c))
 	}

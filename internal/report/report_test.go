@@ -34,10 +34,23 @@ func TestWriteSelfContainedAndEscaped(t *testing.T) {
 		t.Fatal(err)
 	}
 	html := buf.String()
-	for _, bad := range []string{"<script", "<img", "http://", "https://", "@import", "<link"} {
+	for _, bad := range []string{"<img", "http://", "https://", "@import", "<link", "<script src", "<script>alert"} {
 		if strings.Contains(html, bad) {
 			t.Errorf("page contains %q", bad)
 		}
+	}
+	// One script, inline: the flame graph library and its call (issue 25),
+	// there because cells have stacks.
+	if n := strings.Count(html, "<script"); n != 1 || !strings.Contains(html, "<script>") {
+		t.Errorf("page has %d scripts, want the flame graph's one, inline", n)
+	}
+	r.Cells = r.Cells[1:2] // no stacks: no script at all
+	buf.Reset()
+	if err := Write(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "<script") {
+		t.Error("a page without stacks has a script")
 	}
 	for _, want := range []string{"&lt;script&gt;", "x86 &lt;test&gt; &amp; co", "<polyline", "<rect", "NOPM against virtual users",
 		"procedure · unix", "stroke-dasharray", "round trips per transaction", "shared_buffers",

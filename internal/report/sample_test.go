@@ -23,6 +23,23 @@ func sample() *Report {
 					server = &v
 				}
 				c.Split = NewSplit(0.4+float64(mi), c.Cost.ClientCPUUs, server)
+				// Issue 25: the server's threads and cost, measured but in
+				// client mode over unix (no agent there).
+				if server != nil {
+					c.Threads = &Threads{CPU: 0.30 - 0.1*float64(mi), Runnable: 0.05, Network: 0.25 + 0.2*float64(mi), Lock: 0.10, IO: 0.05,
+						Samples: 12000, Source: "agent db1:7078"}
+					c.Threads.Idle = 1 - c.Threads.CPU - c.Threads.Runnable - c.Threads.Network - c.Threads.Lock - c.Threads.IO
+					vol, invol, rq, in, out := float64(4+mi*40), float64(1+mi), float64(12+mi*30), float64(400+mi*3000), float64(600+mi*2000)
+					c.Server = &ServerCost{CPUUs: server, VoluntarySwitches: &vol, InvoluntarySwitches: &invol, RunQueueDelayUs: &rq,
+						PortBytesIn: &in, PortBytesOut: &out, Source: "agent db1:7078"}
+					rqc := float64(3 + mi*10)
+					c.Cost.ClientRunQueueDelayUs = &rqc
+				} else {
+					c.ThreadsWhy = "no agent"
+				}
+				if ti == 0 && vus == 1 {
+					c.Stacks = &Stacks{Folded: sampleFolded, Hz: 99, Samples: 90, Source: "agent db1:7078"}
+				}
 				r.Cells = append(r.Cells, c)
 			}
 		}
@@ -37,3 +54,10 @@ func sample() *Report {
 	}
 	return r
 }
+
+// sampleFolded is folded stacks as perf gives them through the agent.
+const sampleFolded = `postgres;__libc_start_main;main;PostmasterMain;ServerLoop;PostgresMain;exec_simple_query;PortalRun;ExecutorRun 40
+postgres;__libc_start_main;main;PostmasterMain;ServerLoop;PostgresMain;pq_getbyte;secure_read;__libc_recv;tcp_recvmsg_[k] 25
+postgres;PostgresMain;exec_execute_message;PortalRun;ExecutorRun;ExecScan 20
+postgres;PostgresMain;LWLockAcquire;__x64_sys_futex_[k] 5
+`

@@ -636,23 +636,29 @@ func (o *jobIDOutput) End(id int64, _ Result) { o.id.Store(id) }
 
 // cellRun is the part of a run's --json summary compare reads.
 type cellRun struct {
-	Database    string            `json:"database_url"`
-	Driver      string            `json:"driver"`
-	DBVersion   string            `json:"db_version"`
-	Transport   string            `json:"transport"`
-	Scale       string            `json:"scale_text"`
-	MeasuredS   float64           `json:"measured_s"`
-	Interrupted bool              `json:"interrupted"`
-	NOPM        *float64          `json:"nopm"`
-	TPM         float64           `json:"tpm"`
-	TPMSource   string            `json:"tpm_source"`
-	Total       TxJSON            `json:"total"`
-	PerTxn      json.RawMessage   `json:"per_txn"`
-	LatencyAvg  float64           `json:"latency_avg_ms"`
-	Server      json.RawMessage   `json:"server_per_txn"`
-	Waits       json.RawMessage   `json:"server_waits"`
-	Types       []TxJSON          `json:"types"`
-	Settings    map[string]string `json:"db_settings"`
+	Database    string          `json:"database_url"`
+	Driver      string          `json:"driver"`
+	DBVersion   string          `json:"db_version"`
+	Transport   string          `json:"transport"`
+	Scale       string          `json:"scale_text"`
+	MeasuredS   float64         `json:"measured_s"`
+	Interrupted bool            `json:"interrupted"`
+	NOPM        *float64        `json:"nopm"`
+	TPM         float64         `json:"tpm"`
+	TPMSource   string          `json:"tpm_source"`
+	Total       TxJSON          `json:"total"`
+	PerTxn      json.RawMessage `json:"per_txn"`
+	LatencyAvg  float64         `json:"latency_avg_ms"`
+	Server      json.RawMessage `json:"server_per_txn"`
+	Waits       json.RawMessage `json:"server_waits"`
+	// Issue 25: the sampler's figures, passed to the cell as they are.
+	Threads    json.RawMessage   `json:"server_threads"`
+	ServerHost json.RawMessage   `json:"server_host"`
+	ClientHost json.RawMessage   `json:"client_host"`
+	Agent      json.RawMessage   `json:"agent"`
+	Stacks     json.RawMessage   `json:"server_stacks"`
+	Types      []TxJSON          `json:"types"`
+	Settings   map[string]string `json:"db_settings"`
 }
 
 // p90 is the p90 of type head (the one the workload's headline counts:
@@ -721,6 +727,13 @@ type CellJSON struct {
 	LatencyAvgMs float64         `json:"latency_avg_ms"`
 	ServerPerTxn json.RawMessage `json:"server_per_txn,omitempty"`
 	ServerWaits  json.RawMessage `json:"server_waits,omitempty"`
+	// Issue 25: the run's server_threads, server_host, client_host, agent
+	// and server_stacks (system.go), absent where the run had none.
+	ServerThreads json.RawMessage `json:"server_threads,omitempty"`
+	ServerHost    json.RawMessage `json:"server_host,omitempty"`
+	ClientHost    json.RawMessage `json:"client_host,omitempty"`
+	Agent         json.RawMessage `json:"agent,omitempty"`
+	ServerStacks  json.RawMessage `json:"server_stacks,omitempty"`
 }
 
 // Cost reads per_txn by its keys; nil when the run reported none.
@@ -733,8 +746,68 @@ func costOf(perTxn json.RawMessage) *report.Cost {
 	if len(perTxn) == 0 || json.Unmarshal(perTxn, &m) != nil || m == nil {
 		return nil
 	}
-	return &report.Cost{RoundTrips: m["round_trips"], BytesSent: m["bytes_sent"], BytesReceived: m["bytes_received"],
+	c := &report.Cost{RoundTrips: m["round_trips"], BytesSent: m["bytes_sent"], BytesReceived: m["bytes_received"],
 		ClientCPUUs: m["client_cpu_us"], ContextSwitches: m["context_switches"]}
+	if v, ok := m["client_run_queue_delay_us"]; ok {
+		c.ClientRunQueueDelayUs = &v
+	}
+	return c
+}
+
+// nullToNil keeps an absent key absent in a cell: a run's null is none.
+func nullToNil(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 || string(r) == "null" {
+		return nil
+	}
+	return r
+}
+
+// ServerSide is a cell's server side for the report (issue 25): where its
+// threads were (or why that is not known), its cost per transaction and
+// its stacks.
+func (r *CellJSON) ServerSide() (threads *report.Threads, why string, cost *report.ServerCost, stacks *report.Stacks) {
+	var sc ServerCostJSON
+	haveCost := len(r.ServerPerTxn) > 0 && json.Unmarshal(r.ServerPerTxn, &sc) == nil
+	var agent *AgentJSON
+	if len(r.Agent) > 0 {
+		agent = &AgentJSON{}
+		if json.Unmarshal(r.Agent, agent) != nil {
+			agent = nil
+		}
+	}
+	var t ThreadStatesJSON
+	if len(r.ServerThreads) > 0 && json.Unmarshal(r.ServerThreads, &t) == nil && t.Samples > 0 {
+		src := t.Source
+		if agent != nil && agent.Partial {
+			src += fmt.Sprintf(" (partial: %d s missed)", agent.SecondsMissed)
+		}
+		threads = &report.Threads{CPU: t.CPU, Runnable: t.Runnable, Network: t.Network, Lock: t.Lock, IO: t.IO, Idle: t.Idle,
+			Samples: t.Samples, Source: src}
+	} else {
+		switch {
+		case t.Note != "":
+			why = t.Note
+		case haveCost && sc.Missing["server_threads"] != "":
+			why = sc.Missing["server_threads"]
+		case haveCost && sc.Missing["cpu"] != "":
+			why = sc.Missing["cpu"]
+		default:
+			why = "no agent"
+		}
+	}
+	if haveCost && (sc.CPUUserUs != nil || sc.RunQueueDelayUs != nil || sc.PortBytesIn != nil) {
+		cost = &report.ServerCost{VoluntarySwitches: sc.VoluntarySwitches, InvoluntarySwitches: sc.InvoluntarySwitches,
+			RunQueueDelayUs: sc.RunQueueDelayUs, PortBytesIn: sc.PortBytesIn, PortBytesOut: sc.PortBytesOut, CPUUs: r.ServerCPU()}
+		cost.Source = sc.Source["cpu"]
+		if threads != nil {
+			cost.Source = threads.Source
+		}
+	}
+	var st StacksJSON
+	if len(r.ServerStacks) > 0 && json.Unmarshal(r.ServerStacks, &st) == nil && st.Folded != "" {
+		stacks = &report.Stacks{Folded: st.Folded, Hz: st.Hz, Samples: st.Samples, Source: st.Source}
+	}
+	return threads, why, cost, stacks
 }
 
 // ServerCPU is a cell's server CPU per transaction (user + system); nil
@@ -802,7 +875,9 @@ func compareResult(w workload.Workload, rawURL string, o *CompareOptions, info d
 		cj := CellJSON{Mode: c.Mode.String(), Transport: c.Transport, VUs: c.VUs, NOPM: r.NOPM, TPM: r.TPM,
 			PerTxn: r.PerTxn, TPMSource: r.TPMSource, P90Ms: p90, Database: r.Database, MeasuredS: r.MeasuredS,
 			Transactions: r.Total.Count, Errors: r.Total.Errors, Interrupted: r.Interrupted,
-			LatencyAvgMs: r.LatencyAvg, ServerPerTxn: r.Server, ServerWaits: r.Waits}
+			LatencyAvgMs: r.LatencyAvg, ServerPerTxn: r.Server, ServerWaits: r.Waits,
+			ServerThreads: nullToNil(r.Threads), ServerHost: nullToNil(r.ServerHost), ClientHost: nullToNil(r.ClientHost),
+			Agent: nullToNil(r.Agent), ServerStacks: nullToNil(r.Stacks)}
 		if string(cj.PerTxn) == "null" {
 			cj.PerTxn = nil
 		}
@@ -847,6 +922,7 @@ func writeReport(path string, c *CompareJSON, command string) error {
 	for _, x := range c.Cells {
 		rc := report.Cell{Mode: x.Mode, Transport: x.Transport, VUs: x.VUs, NOPM: x.NOPM, TPM: x.TPM, TPMSource: x.TPMSource,
 			P90Ms: x.P90Ms, Cost: x.Cost(), Ratio: x.Ratio, Interrupted: x.Interrupted, Split: x.Split()}
+		rc.Threads, rc.ThreadsWhy, rc.Server, rc.Stacks = x.ServerSide()
 		if x.JobID != nil {
 			rc.JobID = *x.JobID
 		}

@@ -418,6 +418,7 @@ function renderResult(box, j) {
     const sys = names.map((n) => (n === "all" ? srv.cpu_sys_us ?? null : null));
     barChart(box, "CPU µs per transaction", names, ["client CPU", "server CPU user", "server CPU sys"], [client, user, sys]);
   }
+  serverSide(box, r);
 }
 
 function compareMatrix(box, r) {
@@ -434,6 +435,107 @@ function compareMatrix(box, r) {
     return c ? (c.nopm ?? c.tpm) : null;
   }))];
   lineChart(box, "throughput by VUs", "VUs", series, data);
+  compareServerSide(box, r);
+}
+
+// --- the server's side (issue 25): what sledge's sampler measured of the
+// server (through sledge agent or in-process) and of sledge's own host ---
+
+// Thread states in drawing order with their colours (the compare HTML's:
+// the server's CPU and the network have the colours of server CPU and
+// waiting there).
+const STATES = [["cpu", "cpu", "#d55e00"], ["runnable", "runnable (waiting for a CPU)", "#cc79a7"],
+  ["network", "network (socket, poll)", "#e69f00"], ["lock", "lock (futex)", "#009e73"], ["io", "io (disk)", "#56b4e9"],
+  ["idle", "idle", "#c8c8c8"]];
+
+const pct = (v) => (v == null ? "–" : fmt(v * 100, 1) + "%");
+
+// stateBar is one stacked bar of the server's thread states, a segment
+// per state as wide as its share, its value on hover.
+function stateBar(t) {
+  const bar = el("div", { class: "state-bar", role: "img", "aria-label": "server thread states" });
+  for (const [k, name, color] of STATES) {
+    const v = t[k] || 0;
+    bar.append(el("span", { class: "seg", "data-state": k, style: `width:${v * 100}%;background:${color}`,
+      title: `${name}: ${pct(v)}` }));
+  }
+  return bar;
+}
+
+function stateLegend() {
+  return el("p", { class: "state-legend muted" }, ...STATES.map(([, name, color]) =>
+    el("span", {}, el("i", { style: "background:" + color }), name)));
+}
+
+// whyNoThreads says why a run has no thread states.
+function whyNoThreads(r) {
+  const m = (r.server_per_txn && r.server_per_txn.missing) || {};
+  return (r.server_threads && r.server_threads.note) || m.server_threads || m.cpu || "no agent";
+}
+
+function serverSide(box, r) {
+  const sec = el("div", { class: "server-side" });
+  box.append(sec);
+  sec.append(el("h3", {}, "The server's side"));
+  const a = r.agent;
+  if (a) {
+    sec.append(el("p", { class: "agent" + (a.partial ? " warning" : "") }, `agent ${a.address}, version ${a.version}, API ${a.api}` +
+      (a.partial ? ` · partial: the agent did not answer for ${a.seconds_missed} s; the figures cover the rest` : "") +
+      (a.note ? " · " + a.note : "")));
+  }
+  const t = r.server_threads;
+  if (t && t.samples > 0) {
+    sec.append(el("p", { class: "muted" }, `where the server's threads were: ${fmt(t.samples)} samples at ${t.hz} Hz of ${t.threads} threads, ${t.source}`),
+      stateBar(t), stateLegend(),
+      table(["state", ...STATES.map(([k]) => k)], [["share", ...STATES.map(([k]) => pct(t[k]))]], "states"));
+  } else {
+    sec.append(el("p", { class: "muted no-threads" }, "server threads not sampled: " + whyNoThreads(r)));
+  }
+  const s = r.server_per_txn;
+  if (s) {
+    const figs = [["CPU user µs", s.cpu_user_us], ["CPU sys µs", s.cpu_sys_us], ["context switches", s.context_switches],
+      ["voluntary switches", s.voluntary_switches], ["involuntary switches", s.involuntary_switches],
+      ["run-queue delay µs", s.run_queue_delay_us], ["port bytes in", s.port_bytes_in], ["port bytes out", s.port_bytes_out],
+      ["syscall read bytes", s.syscall_read_bytes], ["syscall write bytes", s.syscall_write_bytes]].filter(([, v]) => v != null);
+    if (figs.length) {
+      sec.append(el("h3", {}, "Server per transaction"), table(["figure", "value"], figs.map(([k, v]) => [k, fmt(v, 1)]), "server-per-txn"));
+    }
+  }
+  for (const [key, what] of [["server_host", "The server's host"], ["client_host", "sledge's host"]]) {
+    const h = r[key];
+    if (!h) continue;
+    const shares = ["usr", "nice", "sys", "iowait", "irq", "softirq", "steal", "idle"];
+    sec.append(el("h3", {}, `${what}: CPU shares (${h.cpus} CPUs, ${h.source})`),
+      table(shares, [shares.map((k) => pct(h[k]))], "host-cpu " + key.replace("_", "-")));
+    if (h.other_cpu_cores != null) {
+      sec.append(el("p", { class: "muted" }, `other processes: ${fmt(h.other_cpu_cores, 2)} cores (${pct(h.other_cpu_share)})`));
+    }
+    if (h.warning) sec.append(el("p", { class: "warning", "data-role": key + "-warning" }, h.warning));
+  }
+  const st = r.server_stacks;
+  if (st) {
+    sec.append(el("h3", {}, "On-CPU stacks"));
+    if (st.folded) {
+      sec.append(el("p", { class: "muted" }, `${fmt(st.samples)} samples at ${st.hz} Hz, ${st.source} · scroll to zoom, drag to move`));
+      const holder = el("div", { class: "flame" });
+      sec.append(holder);
+      sledgeFlame(holder, st.folded, chartWidth(box));
+    } else {
+      sec.append(el("p", { class: "muted" }, "no stacks: " + (st.why || "none were sampled")));
+    }
+  }
+}
+
+// compareServerSide draws each cell's thread states, one bar per cell.
+function compareServerSide(box, r) {
+  if (!r.cells.some((c) => c.server_threads)) return;
+  box.append(el("h3", {}, "Where the server's threads were, per cell"), stateLegend());
+  const rows = r.cells.map((c) => {
+    const t = c.server_threads;
+    return el("tr", {}, el("td", {}, `${c.mode} / ${c.transport} / ${c.vus} VUs`),
+      el("td", { class: "bar-cell" }, t && t.samples > 0 ? stateBar(t) : el("span", { class: "muted" }, "not sampled: " + whyNoThreads(c))));
+  });
+  box.append(el("table", { class: "cell-states" }, el("tbody", {}, ...rows)));
 }
 
 function table(head, rows, cls = "") {
