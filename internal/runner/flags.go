@@ -69,7 +69,7 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 // AgentFlags binds the flags that say where the server's side of the cost
 // is read (issue 25; docs/cost.md, "Server side"): run's and compare's.
 func AgentFlags(fs *pflag.FlagSet, o *AgentOptions) {
-	fs.StringVar(&o.Addr, "agent", "", "read the server's side (CPU, context switches, run-queue delay, thread states, port bytes, its host) from `sledge agent` at HOST:PORT (default port 7078), or a URL (https:// for TLS); checked before the run: exit 1 if it does not answer or does not find the server")
+	fs.StringVar(&o.Addr, "agent", "", "read the server's side (CPU, context switches, run-queue delay, thread states, port bytes, its host) from sledge agent at `HOST:PORT` (default port 7078), or a URL (https:// for TLS); checked before the run: exit 1 if it does not answer or does not find the server")
 	fs.StringVar(&o.TokenFile, "agent-token-file", "", "with --agent: a file holding the agent's token (default: $SLEDGE_AGENT_TOKEN)")
 	fs.StringVar(&o.Target, "agent-target", "", "with --agent: what the agent looks for: port=N, pid=N or process=NAME (default: the database URL's port; a unix socket URL: PostgreSQL's port from the socket, else 5432; MariaDB's 3306)")
 	fs.StringVar(&o.CAFile, "agent-ca", "", "with --agent: the PEM file of the certificate authority that signed the agent's certificate; means TLS (https) with a plain HOST:PORT (default: the system's roots for an https:// --agent)")
