@@ -194,6 +194,7 @@ With no --db, sledge uses an embedded SQLite file (see "sledge run --help").`,
 	pf.Bool("no-job", false, "do not record this build, run or check in the job store")
 	root.AddCommand(newBuild(env), newRun(env), newCheck(env), newDrop(env), newJobs(env), newCompare(env), newServe(env), newPgbench(env))
 	root.AddCommand(newKube(env))
+	root.AddCommand(newAgent(env))
 	return root
 }
 

@@ -113,7 +113,10 @@ func (s States) Total() int64 { return s.CPU + s.Runnable + s.Network + s.Lock +
 // Port is the traffic on the server's port, from the sockets' own counters
 // (inet_diag tcp_info: bytes_received, bytes_acked).
 type Port struct {
-	Port        int   `json:"port"`
+	Port int `json:"port"`
+	// Ports are every port counted, when there are several (a target
+	// found by pid or name listening on more than one).
+	Ports       []int `json:"ports,omitempty"`
 	BytesIn     int64 `json:"bytes_in"`  // received by the server
 	BytesOut    int64 `json:"bytes_out"` // sent by the server
 	Connections int   `json:"connections"`
