@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-agent bench-agent-seed unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -42,7 +42,7 @@ vet:
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
-UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-kube unit-packages unit-modernc
+UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-kube unit-packages unit-modernc
 UNIT_JOBS ?= 6
 unit:
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
@@ -52,11 +52,16 @@ unit:
 # The slowest packages alone, the rest together. -parallel 4: their
 # parallel tests wait on servers and run durations more than they compute,
 # so more of them than the 2 CPUs run at once.
-SLOW_PACKAGES = /internal/(cli|db/postgres|db/mysql|faults|kube)$$
+SLOW_PACKAGES = /internal/(cli|db/postgres|db/mysql|faults|kube|agente2e)$$
 unit-db-postgres:
 	$(GO) test -count=1 -timeout 14m -parallel 4 ./internal/db/postgres/
 unit-db-mysql:
 	$(GO) test -count=1 -timeout 15m -parallel 4 ./internal/db/mysql/
+# Issue 25's end-to-end tests of sledge agent: servers and agents in a
+# network namespace of the tests' own (as root with ip netns), else on
+# loopback; their own servers, not the shared ones (server-wide figures).
+unit-agent-e2e:
+	$(GO) test -count=1 -timeout 8m ./internal/agente2e/
 # TestDockerfileStaticBuild builds sledge as the Dockerfile does (static,
 # -trimpath, modernc.org/sqlite): with a cold build cache, every package
 # compiled again (about 7 minutes on a busy machine).

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/agent"
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -252,12 +253,49 @@ func TestAgentEndToEnd(t *testing.T) {
 		t.Skip("starts servers and agents, builds schemas")
 	}
 	s := newSite(t)
+	t.Run("watch", s.watch)
 	for _, kind := range []string{"postgres", "mariadb"} {
 		t.Run(kind, func(t *testing.T) { s.modes(t, kind) })
 	}
 	t.Run("agent killed mid-run", s.killedAgent)
 	t.Run("refused before the run", s.refused)
 	t.Run("secrets", s.noSecrets)
+}
+
+// watch: the agent, through its Go client, finds each server by its port
+// (in the namespace: the namespace's sockets) and reads its processes.
+func (s *site) watch(t *testing.T) {
+	a := s.agent(t)
+	ctx := context.Background()
+	c, err := agent.Dial(ctx, a.Addr, agent.ClientOptions{Token: a.Token, Timeout: 5 * time.Second})
+	if err != nil {
+		t.Fatalf("dial the agent: %v", err)
+	}
+	defer c.Close()
+	for kind, srv := range s.servers {
+		w, err := c.Watch(ctx, sysprobe.Target{Port: srv.Port}, false)
+		if err != nil {
+			t.Fatalf("%s: watch port %d: %v", kind, srv.Port, err)
+		}
+		found := w.Found()
+		if len(found) == 0 || !strings.HasPrefix(found[0].Comm, map[string]string{"postgres": "postgres", "mariadb": "mariadbd"}[kind]) {
+			t.Errorf("%s: found %+v", kind, found)
+		}
+		snap, err := w.Snapshot(ctx)
+		if err != nil {
+			t.Fatalf("%s: snapshot: %v", kind, err)
+		}
+		// Counters start at the watch: only the gauges say anything yet.
+		if snap.Server == nil || snap.Server.Threads == 0 || snap.Server.Processes == 0 {
+			t.Errorf("%s: snapshot's server %+v", kind, snap.Server)
+		}
+		if snap.Server != nil && (snap.Server.Port == nil || snap.Server.Port.Port != srv.Port) {
+			t.Errorf("%s: port %+v, want %d (missing: %v)", kind, snap.Server.Port, srv.Port, snap.Missing)
+		}
+		if err := w.Close(); err != nil {
+			t.Errorf("%s: close the watch: %v", kind, err)
+		}
+	}
 }
 
 // modes: procedure and client mode through the agent on one database.

@@ -13,8 +13,11 @@
 //     -connections idle connections at 100 Hz and a client reads its
 //     seconds once a second, as a run does: PostgreSQL (a process per
 //     connection) and MariaDB (a thread per connection). With -profile
-//     DIR the agent also writes a CPU profile there (--cpuprofile), and
-//     the tool prints `go tool pprof -top`'s first lines.
+//     DIR a second agent watches the same server at the same time: the
+//     same agent code (agent.New, as `sledge agent` serves it) in a
+//     process of this tool's own that writes a CPU profile (sledge agent
+//     has no --cpuprofile); its CPU is reported beside, and `go tool
+//     pprof -top`'s first lines are printed.
 //   - seed (-seed): issue 25 §3's table, the seed's comparison reproduced
 //     with sledge alone: MariaDB and PostgreSQL, -vus VUs, each mode one
 //     run with --agent; per transaction the client's and the server's
@@ -39,7 +42,9 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -49,7 +54,9 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"github.com/jackc/pgx/v5"
 
+	agentpkg "github.com/sledge-bench/sledge/internal/agent"
 	"github.com/sledge-bench/sledge/internal/benchtool/child"
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -68,6 +75,14 @@ type options struct {
 }
 
 func main() {
+	// -serve-agent: the profiled copy of the agent (see agentCPU).
+	if len(os.Args) == 5 && os.Args[1] == "-serve-agent" {
+		if err := serveAgent(os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Fprintln(os.Stderr, "bench agent: serve:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var o options
 	parts := flag.String("parts", "overhead,cpu", "what to measure: overhead, cpu (ignored with -seed)")
 	flag.BoolVar(&o.seed, "seed", false, "print issue 25 §3's table instead: every mode on each database with --agent")
@@ -148,7 +163,7 @@ type agentProc struct {
 	out                    bytes.Buffer
 }
 
-func (b *bench) startAgent(extra ...string) (*agentProc, error) {
+func (b *bench) startAgent(profile string) (*agentProc, error) {
 	raw := make([]byte, 16)
 	if _, err := rand.Read(raw); err != nil {
 		return nil, err
@@ -163,7 +178,15 @@ func (b *bench) startAgent(extra ...string) (*agentProc, error) {
 	if err := os.WriteFile(a.tokenFile, []byte(a.token+"\n"), 0o600); err != nil {
 		return nil, err
 	}
-	a.cmd = exec.Command(b.bin, append([]string{"agent", "--listen", a.addr, "--token-file", a.tokenFile}, extra...)...)
+	if profile == "" {
+		a.cmd = exec.Command(b.bin, "agent", "--listen", a.addr, "--token-file", a.tokenFile)
+	} else {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		a.cmd = exec.Command(self, "-serve-agent", a.addr, a.tokenFile, profile)
+	}
 	a.cmd.Stdout, a.cmd.Stderr = &a.out, &a.out
 	if err := a.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start agent: %w", err)
@@ -272,7 +295,7 @@ func (b *bench) overhead() error {
 	if _, err := b.sledge(srv.Password, "build", "tpcc", "--db", u, "--warehouses", strconv.Itoa(b.o.warehouses), "--no-job"); err != nil {
 		return err
 	}
-	a, err := b.startAgent()
+	a, err := b.startAgent("")
 	if err != nil {
 		return err
 	}
@@ -338,9 +361,13 @@ func (b *bench) overhead() error {
 // connections.
 func (b *bench) agentCPU() error {
 	ctx := context.Background()
-	fmt.Printf("The agent's own CPU (utime+stime of its process, /proc/PID/stat) over %s, one watch at 100 Hz, seconds read once a second\n\n", b.o.cpuFor)
-	fmt.Println("| server | connections | server processes | server threads | agent CPU (% of one core) | agent RSS (MB, end) |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Printf("The agent's own CPU (utime+stime of its process, /proc/PID/stat) over %s, one watch at 100 Hz, its seconds read once a second\n\n", b.o.cpuFor)
+	head := "| server | connections | server processes | server threads | sledge agent's CPU (% of one core) | sledge agent's RSS (MB, end) |"
+	if b.o.profile != "" {
+		head += " profiled copy's CPU (% of one core) |"
+	}
+	fmt.Println(head)
+	fmt.Println("|---|---|---|---|---|---|" + map[bool]string{true: "---|"}[b.o.profile != ""])
 	var profiles []string
 	for _, kind := range []string{"postgres", "mariadb"} {
 		var srv *testdb.Server
@@ -358,16 +385,14 @@ func (b *bench) agentCPU() error {
 			srv.Stop()
 			return err
 		}
-		var extra []string
 		prof := ""
 		if b.o.profile != "" {
 			if err := os.MkdirAll(b.o.profile, 0o755); err != nil {
 				return err
 			}
 			prof = filepath.Join(b.o.profile, "agent-"+kind+".pprof")
-			extra = []string{"--cpuprofile", prof}
 		}
-		row, err := b.watchCPU(srv, extra)
+		row, err := b.watchCPU(srv, prof)
 		closeConns()
 		srv.Stop()
 		if err != nil {
@@ -379,8 +404,9 @@ func (b *bench) agentCPU() error {
 		}
 	}
 	fmt.Println()
+	self, _ := os.Executable()
 	for _, p := range profiles {
-		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=15", b.bin, p).CombinedOutput()
+		out, err := exec.Command("go", "tool", "pprof", "-top", "-nodecount=20", self, p).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("go tool pprof -top %s: %v: %s", p, err, out)
 		}
@@ -389,59 +415,148 @@ func (b *bench) agentCPU() error {
 	return nil
 }
 
-// watchCPU starts an agent, watches srv's port at 100 Hz for cpuFor while
-// reading seconds once a second, and returns the table's cells.
-func (b *bench) watchCPU(srv *testdb.Server, extra []string) (string, error) {
-	a, err := b.startAgent(extra...)
+// watch is one agent's watch of a server, read as a run reads it.
+type watch struct {
+	a     *agentProc
+	id    string
+	hz    int
+	procs int
+	thr   int
+	after int64
+	t0    int64
+}
+
+func (a *agentProc) watch(port int) (*watch, error) {
+	var ans struct {
+		ID      string `json:"id"`
+		StateHz int    `json:"state_hz"`
+		Found   []struct {
+			Threads int `json:"threads"`
+		} `json:"found"`
+	}
+	if err := a.request("POST", "/v1/watches", map[string]any{"target": map[string]int{"port": port}}, &ans); err != nil {
+		return nil, err
+	}
+	w := &watch{a: a, id: ans.ID, hz: ans.StateHz, procs: len(ans.Found)}
+	for _, p := range ans.Found {
+		w.thr += p.Threads
+	}
+	var err error
+	w.t0, err = child.ProcTicks(a.cmd.Process.Pid)
+	return w, err
+}
+
+// poll reads the seconds since the last poll, as a run does once a second.
+func (w *watch) poll() error {
+	var secs []struct {
+		Seq int64 `json:"seq"`
+	}
+	if err := w.a.request("GET", "/v1/watches/"+w.id+"/seconds?after="+strconv.FormatInt(w.after, 10), nil, &secs); err != nil {
+		return err
+	}
+	if len(secs) > 0 {
+		w.after = secs[len(secs)-1].Seq
+	}
+	return nil
+}
+
+// cpu is the agent's CPU since the watch began, % of one core over wall.
+func (w *watch) cpu(wall time.Duration) (float64, error) {
+	t1, err := child.ProcTicks(w.a.cmd.Process.Pid)
+	if err != nil {
+		return 0, err
+	}
+	return 100 * float64(t1-w.t0) / float64(child.ClockTicks) / wall.Seconds(), nil
+}
+
+// watchCPU starts a sledge agent (and with profile a profiled copy), each
+// watches srv's port at 100 Hz for cpuFor while its seconds are read once
+// a second, and returns the table's cells.
+func (b *bench) watchCPU(srv *testdb.Server, profile string) (string, error) {
+	a, err := b.startAgent("")
 	if err != nil {
 		return "", err
 	}
 	defer a.stop()
-	var w struct {
-		ID      string `json:"id"`
-		StateHz int    `json:"state_hz"`
-		Found   []struct {
-			PID     int `json:"pid"`
-			Threads int `json:"threads"`
-		} `json:"found"`
-	}
-	if err := a.request("POST", "/v1/watches", map[string]any{"target": map[string]int{"port": srv.Port}}, &w); err != nil {
-		return "", err
-	}
-	threads := 0
-	for _, p := range w.Found {
-		threads += p.Threads
-	}
-	pid := a.cmd.Process.Pid
-	t0, err := child.ProcTicks(pid)
-	if err != nil {
-		return "", err
-	}
-	start := time.Now()
-	var after int64
-	for time.Since(start) < b.o.cpuFor {
-		time.Sleep(time.Second)
-		var secs []struct {
-			Seq int64 `json:"seq"`
-		}
-		if err := a.request("GET", "/v1/watches/"+w.ID+"/seconds?after="+strconv.FormatInt(after, 10), nil, &secs); err != nil {
+	agents := []*agentProc{a}
+	if profile != "" {
+		p, err := b.startAgent(profile)
+		if err != nil {
 			return "", err
 		}
-		if len(secs) > 0 {
-			after = secs[len(secs)-1].Seq
+		// stop (SIGTERM) flushes the profile; stopped before it is read.
+		defer p.stop()
+		agents = append(agents, p)
+	}
+	var ws []*watch
+	for _, ag := range agents {
+		w, err := ag.watch(srv.Port)
+		if err != nil {
+			return "", err
+		}
+		ws = append(ws, w)
+	}
+	start := time.Now()
+	for time.Since(start) < b.o.cpuFor {
+		time.Sleep(time.Second)
+		for _, w := range ws {
+			if err := w.poll(); err != nil {
+				return "", err
+			}
 		}
 	}
-	t1, err := child.ProcTicks(pid)
-	if err != nil {
-		return "", err
-	}
 	wall := time.Since(start)
-	st, _ := child.ProcStatus(pid)
-	_ = a.request("DELETE", "/v1/watches/"+w.ID, nil, nil)
-	pct := 100 * float64(t1-t0) / float64(child.ClockTicks) / wall.Seconds()
-	fmt.Fprintf(os.Stderr, "%s: agent CPU %.2f%% of a core over %s (%d ticks), watch at %d Hz, %d processes, %d threads\n",
-		srv.Kind, pct, wall.Round(time.Second), t1-t0, w.StateHz, len(w.Found), threads)
-	return fmt.Sprintf("%d | %d | %.2f%% | %.1f", len(w.Found), threads, pct, float64(st.RSSKB)/1024), nil
+	var pct []float64
+	for _, w := range ws {
+		p, err := w.cpu(wall)
+		if err != nil {
+			return "", err
+		}
+		pct = append(pct, p)
+		_ = w.a.request("DELETE", "/v1/watches/"+w.id, nil, nil)
+	}
+	st, _ := child.ProcStatus(a.cmd.Process.Pid)
+	w := ws[0]
+	fmt.Fprintf(os.Stderr, "%s: sledge agent's CPU %.2f%% of a core over %s, watch at %d Hz, %d processes, %d threads\n",
+		srv.Kind, pct[0], wall.Round(time.Second), w.hz, w.procs, w.thr)
+	row := fmt.Sprintf("%d | %d | %.2f%% | %.1f", w.procs, w.thr, pct[0], float64(st.RSSKB)/1024)
+	if len(pct) > 1 {
+		ws[1].a.stop()
+		row += fmt.Sprintf(" | %.2f%%", pct[1])
+	}
+	return row, nil
+}
+
+// serveAgent is the profiled copy of `sledge agent --listen addr
+// --token-file F`: the same handler (agent.New over sysprobe), its CPU
+// profile written to profile when SIGTERM ends it.
+func serveAgent(addr, tokenFile, profile string) error {
+	token, err := agentpkg.ReadToken(tokenFile)
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(profile)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return err
+	}
+	srv := agentpkg.New(agentpkg.Config{Version: "bench copy", Token: token,
+		Options: sysprobe.Options{Exclude: []int{os.Getpid()}}})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	<-sig
+	_ = hs.Close()
+	_ = srv.Close()
+	pprof.StopCPUProfile()
+	return f.Close()
 }
 
 // openIdle opens n idle connections to srv and returns what closes them.
@@ -536,7 +651,7 @@ func (b *bench) seedTable() error {
 			if _, err := b.sledge(srv.Password, "build", "tpcc", "--db", u, "--warehouses", strconv.Itoa(b.o.warehouses), "--no-job"); err != nil {
 				return err
 			}
-			a, err := b.startAgent()
+			a, err := b.startAgent("")
 			if err != nil {
 				return err
 			}
