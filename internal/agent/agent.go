@@ -328,13 +328,14 @@ func newID() string {
 func (s *Server) use(w http.ResponseWriter, r *http.Request) (wt *watch, done func()) {
 	id := r.PathValue("id")
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	wt = s.watches[id]
 	if wt == nil {
-		writeError(w, http.StatusNotFound, "no watch "+clip(id)+": it ended, or was closed after "+idleTimeout.String()+" without a request")
+		s.mu.Unlock()
+		writeError(w, http.StatusNotFound, noWatch(id))
 		return nil, nil
 	}
 	wt.busy++
+	s.mu.Unlock()
 	return wt, func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -346,6 +347,11 @@ func (s *Server) use(w http.ResponseWriter, r *http.Request) (wt *watch, done fu
 	}
 }
 
+// noWatch is the 404 of a watch the agent does not have.
+func noWatch(id string) string {
+	return "no watch " + clip(id) + ": it ended, or was closed after " + idleTimeout.String() + " without a request"
+}
+
 // expire closes a watch no request has touched for idleTimeout.
 func (s *Server) expire(wt *watch) {
 	s.mu.Lock()
@@ -353,8 +359,12 @@ func (s *Server) expire(wt *watch) {
 		s.mu.Unlock()
 		return
 	}
+	// A request in flight re-arms the timer when it ends; a request that
+	// ended after the timer fired counts from its end.
 	if idle := time.Since(wt.last); wt.busy > 0 || idle < idleTimeout {
-		wt.timer.Reset(idleTimeout - min(idle, idleTimeout) + time.Millisecond)
+		if wt.busy == 0 {
+			wt.timer.Reset(idleTimeout - idle)
+		}
 		s.mu.Unlock()
 		return
 	}
@@ -458,7 +468,7 @@ func (s *Server) deleteWatch(w http.ResponseWriter, r *http.Request) {
 	delete(s.watches, id)
 	s.mu.Unlock()
 	if wt == nil {
-		writeError(w, http.StatusNotFound, "no watch "+clip(id)+": it ended, or was closed after "+idleTimeout.String()+" without a request")
+		writeError(w, http.StatusNotFound, noWatch(id))
 		return
 	}
 	wt.timer.Stop()

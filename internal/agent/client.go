@@ -115,7 +115,7 @@ func Dial(ctx context.Context, addr string, o ClientOptions) (*Client, error) {
 	}
 	if c.info.Agent != Name {
 		tr.CloseIdleConnections()
-		return nil, errorf(nil, http.StatusOK, nil, "agent %s: %s is not a sledge agent (its /v1/info has no \"agent\":%q)", c.addr, c.addr, Name)
+		return nil, errorf(nil, http.StatusOK, nil, "agent %s: not a sledge agent (its /v1/info has no \"agent\":%q)", c.addr, Name)
 	}
 	return c, nil
 }
@@ -265,7 +265,7 @@ func (c *Client) transportError(ctx context.Context, err error) error {
 		return errorf(ErrUnreachable, 0, err, "agent %s unreachable: %s", c.addr, dnsErr.Err)
 	case errors.As(err, &certErr), errors.As(err, &hostErr):
 		return errorf(ErrUnreachable, 0, err, "agent %s: its TLS certificate is not trusted: %s", c.addr, oneLine(lastPart(err)))
-	case errors.As(err, &recErr):
+	case errors.As(err, &recErr), strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
 		return errorf(ErrUnreachable, 0, err, "agent %s does not speak TLS (use HOST:PORT or http://)", c.addr)
 	case errors.As(err, &errno):
 		return errorf(ErrUnreachable, 0, err, "agent %s unreachable: %s", c.addr, errno.Error())
@@ -298,7 +298,9 @@ func oneLine(s string) string {
 
 // Watch asks the agent to watch the server named by t (and to be ready to
 // record its stacks when stacks is set). The agent finding nothing is an
-// error that errors.Is sysprobe.ErrNotFound, with the agent's line.
+// error that errors.Is sysprobe.ErrNotFound, with the agent's line. The
+// Source is a *Watch (StateHz, Stacks: whether it can have stacks, and why
+// not).
 func (c *Client) Watch(ctx context.Context, t sysprobe.Target, stacks bool) (sysprobe.Source, error) {
 	var a WatchAnswer
 	if err := c.call(ctx, "POST", "/v1/watches", WatchRequest{Target: t, Stacks: stacks}, http.StatusCreated, &a); err != nil {
@@ -307,12 +309,12 @@ func (c *Client) Watch(ctx context.Context, t sysprobe.Target, stacks bool) (sys
 	if a.ID == "" || strings.ContainsAny(a.ID, "/?#%") {
 		return nil, fmt.Errorf("agent %s: a watch without a usable id %q", c.addr, a.ID)
 	}
-	return &remote{c: c, id: a.ID, answer: a}, nil
+	return &Watch{c: c, id: a.ID, answer: a}, nil
 }
 
-// remote is a watch on an agent: a sysprobe.Source whose every method is
-// one HTTP call within the client's timeout.
-type remote struct {
+// Watch is a watch on an agent: a sysprobe.Source whose every method is
+// one HTTP call within the client's timeout. Client.Watch returns one.
+type Watch struct {
 	c      *Client
 	id     string
 	answer WatchAnswer
@@ -320,36 +322,39 @@ type remote struct {
 	cerr   error
 }
 
-var _ sysprobe.Source = (*remote)(nil)
+var _ sysprobe.Source = (*Watch)(nil)
 
-func (w *remote) Name() string              { return "agent " + w.c.addr }
-func (w *remote) Version() string           { return w.c.info.Version }
-func (w *remote) Found() []sysprobe.Process { return w.answer.Found }
-func (w *remote) path(p string) string      { return "/v1/watches/" + w.id + p }
+func (w *Watch) Name() string              { return "agent " + w.c.addr }
+func (w *Watch) Version() string           { return w.c.info.Version }
+func (w *Watch) Found() []sysprobe.Process { return w.answer.Found }
+func (w *Watch) path(p string) string      { return "/v1/watches/" + w.id + p }
+
+// ID is the agent's id of the watch.
+func (w *Watch) ID() string { return w.id }
 
 // StateHz is the rate of the agent's thread-state sampler.
-func (w *remote) StateHz() int { return w.answer.StateHz }
+func (w *Watch) StateHz() int { return w.answer.StateHz }
 
 // Stacks says whether the watch can record stacks, and why not.
-func (w *remote) Stacks() StacksInfo { return w.answer.Stacks }
+func (w *Watch) Stacks() StacksInfo { return w.answer.Stacks }
 
-func (w *remote) Snapshot(ctx context.Context) (sysprobe.Snapshot, error) {
+func (w *Watch) Snapshot(ctx context.Context) (sysprobe.Snapshot, error) {
 	var s sysprobe.Snapshot
 	err := w.c.call(ctx, "GET", w.path("/snapshot"), nil, http.StatusOK, &s)
 	return s, err
 }
 
-func (w *remote) Seconds(ctx context.Context, after int64) ([]sysprobe.Second, error) {
+func (w *Watch) Seconds(ctx context.Context, after int64) ([]sysprobe.Second, error) {
 	var s []sysprobe.Second
 	err := w.c.call(ctx, "GET", w.path("/seconds?after="+strconv.FormatInt(after, 10)), nil, http.StatusOK, &s)
 	return s, err
 }
 
-func (w *remote) StartStacks(ctx context.Context) error {
+func (w *Watch) StartStacks(ctx context.Context) error {
 	return w.c.call(ctx, "POST", w.path("/stacks/start"), nil, http.StatusNoContent, nil)
 }
 
-func (w *remote) StopStacks(ctx context.Context) (sysprobe.Folded, error) {
+func (w *Watch) StopStacks(ctx context.Context) (sysprobe.Folded, error) {
 	var f sysprobe.Folded
 	err := w.c.call(ctx, "POST", w.path("/stacks/stop"), nil, http.StatusOK, &f)
 	return f, err
@@ -357,7 +362,7 @@ func (w *remote) StopStacks(ctx context.Context) (sysprobe.Folded, error) {
 
 // Close ends the watch on the agent (once; later calls return the first
 // result). An agent that already closed it is not an error.
-func (w *remote) Close() error {
+func (w *Watch) Close() error {
 	w.once.Do(func() {
 		err := w.c.call(context.Background(), "DELETE", w.path(""), nil, http.StatusNoContent, nil)
 		var e *Error

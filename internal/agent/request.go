@@ -88,16 +88,16 @@ func validTarget(t sysprobe.Target) error {
 // validComm accepts a process name as /proc/PID/comm holds it: 1 to 15
 // bytes of printable text with no '/'.
 func validComm(s string) error {
-	if len(s) > commLen {
-		return fmt.Errorf("target process: %d bytes, but /proc/PID/comm holds at most %d: give the first %d", len(s), commLen, commLen)
+	plain := utf8.ValidString(s) && !strings.ContainsRune(s, '/') && strings.TrimSpace(s) == s
+	for _, r := range s {
+		// U+FFFD: the JSON decoder's stand-in for bytes that were not UTF-8.
+		plain = plain && unicode.IsPrint(r) && r != utf8.RuneError
 	}
-	if !utf8.ValidString(s) || strings.ContainsRune(s, '/') || strings.TrimSpace(s) != s {
+	if !plain {
 		return errors.New("target process: want a plain process name such as postgres or mariadbd (no path)")
 	}
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return errors.New("target process: want a plain process name such as postgres or mariadbd (no path)")
-		}
+	if len(s) > commLen {
+		return fmt.Errorf("target process: %d bytes, but /proc/PID/comm holds at most %d: give the first %d", len(s), commLen, commLen)
 	}
 	return nil
 }

@@ -99,7 +99,7 @@ func runAgent(ctx context.Context, env *Env, o agentOptions) error {
 	var token string
 	if o.tokenFile != "" {
 		if token, err = agent.ReadToken(o.tokenFile); err != nil {
-			return usageErr("--token-file: %v", err)
+			return usageErr("%v", err)
 		}
 	}
 	var tlsCfg *tls.Config

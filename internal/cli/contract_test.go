@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -834,4 +835,178 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// The contract of `sledge agent` (docs/contracts.md, "sledge agent"): its
+// flags, exit codes (0 on a signal, 1 port in use, 2 bad input), the
+// token header, and the JSON keys of /v1/info, a watch, a snapshot and a
+// second, read from a real agent watching a real process (this one).
+func TestContractAgent(t *testing.T) {
+	root := newRoot(t.Context(), &Env{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: func(string) string { return "" }})
+	cmd, _, err := root.Find([]string{"agent"})
+	if err != nil || cmd.Name() != "agent" {
+		t.Fatal("no command agent")
+	}
+	for _, f := range []string{"listen", "token-file", "tls-cert", "tls-key", "allow-stacks"} {
+		if cmd.Flag(f) == nil {
+			t.Errorf("agent has no --%s", f)
+		}
+	}
+	if f := cmd.Flag("listen"); f == nil || f.DefValue != "127.0.0.1:7078" {
+		t.Errorf("--listen defaults to %v, want 127.0.0.1:7078", f)
+	}
+	if _, stderr, code := runCLI(t, t.TempDir(), "agent", "--listen", "0.0.0.0:7078"); code != ExitUsage || !strings.Contains(stderr, "--token-file") {
+		t.Errorf("beyond loopback without a token: exit %d %q, want 2", code, stderr)
+	}
+	if _, stderr, code := runCLI(t, t.TempDir(), "agent", "--token-file", filepath.Join(t.TempDir(), "none")); code != ExitUsage {
+		t.Errorf("a missing token file: exit %d %q, want 2", code, stderr)
+	}
+
+	dir := t.TempDir()
+	tokenFile := filepath.Join(dir, "token")
+	if err := os.WriteFile(tokenFile, []byte("contract-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errb := &syncBuffer{}
+	code := make(chan int, 1)
+	go func() {
+		code <- Main(ctx, []string{"agent", "--listen", "127.0.0.1:0", "--token-file", tokenFile}, Env{Stdout: io.Discard, Stderr: errb})
+	}()
+	var addr string
+	for end := time.Now().Add(10 * time.Second); addr == ""; time.Sleep(20 * time.Millisecond) {
+		if m := agentListening.FindStringSubmatch(errb.String()); m != nil {
+			addr = m[1]
+		}
+		if time.Now().After(end) {
+			t.Fatalf("sledge agent printed no address: %s", errb.String())
+		}
+	}
+	get := func(method, path, body string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, "http://"+addr+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer contract-token")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if c, _, _ := strings.Cut(addr, ":"); c != "127.0.0.1" {
+		t.Fatalf("address %s", addr)
+	}
+	// The run side of this contract: the token header.
+	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/info", nil)
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("no Authorization header: %v %v, want 401", resp, err)
+	} else {
+		resp.Body.Close()
+	}
+
+	c, info := get("GET", "/v1/info", "")
+	if c != http.StatusOK {
+		t.Fatalf("/v1/info: %d %s", c, info)
+	}
+	pinKeys(t, "/v1/info", info, map[string]kind{"agent": jString, "version": jString, "api": jNumber, "apis": jArray,
+		"hostname": jString, "cpus": jNumber, "stacks.allowed": jBool, "stacks.perf": jBool,
+		"watches": jNumber, "max_watches": jNumber})
+
+	_, port, _ := net.SplitHostPort(addr)
+	c, watch := get("POST", "/v1/watches", `{"target":{"port":`+port+`},"stacks":false}`)
+	if c != http.StatusCreated {
+		t.Fatalf("POST /v1/watches: %d %s", c, watch)
+	}
+	pinKeys(t, "a watch", watch, map[string]kind{"id": jString, "found[].pid": jNumber, "found[].comm": jString,
+		"found[].threads": jNumber, "state_hz": jNumber, "stacks.allowed": jBool, "stacks.perf": jBool})
+	var w struct{ ID string }
+	_ = json.Unmarshal([]byte(watch), &w)
+
+	c, snap := get("GET", "/v1/watches/"+w.ID+"/snapshot", "")
+	if c != http.StatusOK {
+		t.Fatalf("snapshot: %d %s", c, snap)
+	}
+	snapKeys := map[string]kind{"at": jString}
+	for _, k := range agentHostKeys {
+		snapKeys["host."+k] = agentKeyKind(k)
+	}
+	for _, k := range agentServerKeys {
+		snapKeys["server."+k] = jNumber
+	}
+	// The port's traffic, where inet_diag answers (else "missing" says why).
+	var missing struct{ Missing map[string]string }
+	_ = json.Unmarshal([]byte(snap), &missing)
+	if _, ok := missing.Missing["port"]; !ok {
+		for _, k := range []string{"port", "bytes_in", "bytes_out", "connections", "closed_lost"} {
+			snapKeys["server.port."+k] = jNumber
+		}
+	}
+	pinKeys(t, "a snapshot", snap, snapKeys)
+
+	var secs string
+	for end := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if c, secs = get("GET", "/v1/watches/"+w.ID+"/seconds?after=0", ""); c != http.StatusOK {
+			t.Fatalf("seconds: %d %s", c, secs)
+		}
+		if strings.HasPrefix(secs, "[{") || time.Now().After(end) {
+			break
+		}
+	}
+	secKeys := map[string]kind{"seq": jNumber, "at": jString, "interval.seconds": jNumber}
+	for _, k := range agentHostKeys {
+		secKeys["interval.host."+k] = agentKeyKind(k)
+	}
+	for _, k := range agentServerKeys {
+		secKeys["interval.server."+k] = jNumber
+	}
+	var arr []json.RawMessage
+	if err := json.Unmarshal([]byte(secs), &arr); err != nil || len(arr) == 0 {
+		t.Fatalf("seconds: %v %s", err, secs)
+	}
+	pinKeys(t, "a second", string(arr[0]), secKeys)
+
+	c, other := get("GET", "/v2/info", "")
+	if c != http.StatusNotFound {
+		t.Errorf("/v2/info: %d, want 404", c)
+	}
+	pinKeys(t, "another API version", other, map[string]kind{"error": jString, "apis": jArray})
+	if c, _ := get("DELETE", "/v1/watches/"+w.ID, ""); c != http.StatusNoContent {
+		t.Errorf("DELETE a watch: %d, want 204", c)
+	}
+
+	// A port in use: 1.
+	if _, stderr, code := runCLI(t, t.TempDir(), "agent", "--listen", addr, "--token-file", tokenFile); code != ExitFailure || !strings.Contains(stderr, "in use") {
+		t.Errorf("a port in use: exit %d %q, want 1", code, stderr)
+	}
+	cancel()
+	select {
+	case c := <-code:
+		if c != ExitOK {
+			t.Errorf("stopped: exit %d, want 0", c)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("sledge agent did not stop")
+	}
+	if strings.Contains(errb.String(), "contract-token") {
+		t.Errorf("the token is in the agent's output: %s", errb.String())
+	}
+}
+
+// The keys of a snapshot's (and a second's) host and server.
+var (
+	agentHostKeys = []string{"cpus", "cpu.user_ns", "cpu.nice_ns", "cpu.system_ns", "cpu.idle_ns", "cpu.iowait_ns",
+		"cpu.irq_ns", "cpu.softirq_ns", "cpu.steal_ns", "per_cpu[].user_ns", "per_cpu[].idle_ns", "context_switches",
+		"interrupts", "procs_running", "procs_blocked", "net", "disk", "mem_total_bytes", "mem_available_bytes", "other_cpu_ns"}
+	agentServerKeys = []string{"processes", "threads", "cpu_user_ns", "cpu_sys_ns", "voluntary_switches", "involuntary_switches",
+		"run_delay_ns", "syscall_read_bytes", "syscall_write_bytes", "syscalls_read", "syscalls_write", "states.cpu",
+		"states.runnable", "states.network", "states.lock", "states.io", "states.idle", "state_hz"}
+)
+
+func agentKeyKind(k string) kind {
+	if k == "net" || k == "disk" {
+		return jObject
+	}
+	return jNumber
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/sledge-bench/sledge/internal/runner"
 )
 
 // printServerCost prints the server's side below the client's, each
@@ -36,11 +38,33 @@ func printServerCost(out io.Writer, s *runSummary) {
 		cpu = fmt.Sprintf("%.1f (user %.1f, system %.1f)", *c.CPUUserUs+*c.CPUSysUs, *c.CPUUserUs, *c.CPUSysUs)
 	}
 	line("CPU µs", cpu, "cpu")
-	line("context switches", num(c.ContextSwitches, "%.2f"), "context_switches")
+	sw := num(c.ContextSwitches, "%.2f")
+	if sw != "-" && c.VoluntarySwitches != nil && c.InvoluntarySwitches != nil {
+		sw += fmt.Sprintf(" (voluntary %.2f, involuntary %.2f)", *c.VoluntarySwitches, *c.InvoluntarySwitches)
+	}
+	line("context switches", sw, "context_switches")
+	if c.RunQueueDelayUs != nil || c.Missing["run_queue_delay"] != "" {
+		line("run-queue delay µs", num(c.RunQueueDelayUs, "%.1f"), "run_queue_delay")
+	}
+	if c.PortBytesIn != nil || c.Missing["port_bytes"] != "" {
+		port := "-"
+		if c.PortBytesIn != nil && c.PortBytesOut != nil {
+			port = fmt.Sprintf("in %.0f, out %.0f", *c.PortBytesIn, *c.PortBytesOut)
+		}
+		line("port bytes", port, "port_bytes")
+	}
+	if c.SyscallReadBytes != nil && c.SyscallWriteBytes != nil {
+		line("syscall bytes", fmt.Sprintf("read %.0f, write %.0f", *c.SyscallReadBytes, *c.SyscallWriteBytes), "syscall_bytes")
+	}
 	line("statements", num(c.Statements, "%.2f"), "statements")
 	line("parses", num(c.Parses, "%.2f"), "parses")
 	line("plans", num(c.Plans, "%.2f"), "plans")
 	tw.Flush()
+	if l := c.LocalCheck; l != nil {
+		fmt.Fprintf(out, "cross-check: CPU µs %.1f (user %.1f, system %.1f), context switches %.2f (%s)\n",
+			l.CPUUserUs+l.CPUSysUs, l.CPUUserUs, l.CPUSysUs, l.ContextSwitches, l.Source)
+	}
+	printSystem(out, s)
 	if w := s.ServerWaits; w != nil {
 		if w.Sessions == 0 {
 			fmt.Fprintf(out, "where sessions wait: %s\n", w.Note)
@@ -88,4 +112,51 @@ func diffServer(sa, sb *runSummary, num func(name string, x, y float64)) {
 		}
 		num("server_waits.other", wa.Other, wb.Other)
 	}
+}
+
+// printSystem prints where the server's threads were, its host, the agent
+// and the stacks (issue 25), below the server's figures.
+func printSystem(out io.Writer, s *runSummary) {
+	if t := s.ServerThreads; t != nil {
+		fmt.Fprintf(out, "threads: cpu %.0f%%, runnable %.0f%%, network %.0f%%, lock %.0f%%, io %.0f%%, idle %.0f%% of %d samples at %d Hz (%s)\n",
+			100*t.CPU, 100*t.Runnable, 100*t.Network, 100*t.Lock, 100*t.IO, 100*t.Idle, t.Samples, t.Hz, t.Source)
+	} else if c := s.ServerPerTxn; c != nil && c.Missing["threads"] != "" {
+		fmt.Fprintf(out, "threads: - %s\n", c.Missing["threads"])
+	}
+	if h := s.ServerHost; h != nil {
+		fmt.Fprintf(out, "server host: %s (%s)\n", hostText(h), h.Source)
+	}
+	if a := s.Agent; a != nil {
+		line := fmt.Sprintf("agent: %s, sledge agent %s, API v%d", a.Address, a.Version, a.API)
+		if a.Partial {
+			line += fmt.Sprintf("; partial: %d s of the measured interval missed", a.SecondsMissed)
+		}
+		fmt.Fprintln(out, line)
+	}
+	if st := s.ServerStacks; st != nil {
+		if st.Folded != "" {
+			fmt.Fprintf(out, "server stacks: %d samples at %d Hz (%s), kept with the job\n", st.Samples, st.Hz, st.Source)
+		} else {
+			fmt.Fprintf(out, "server stacks: - %s\n", st.Why)
+		}
+	}
+}
+
+// printClientHost prints sledge's own host over the measured interval, and
+// the warning when other processes kept it busy.
+func printClientHost(out io.Writer, s *runSummary) {
+	h := s.ClientHost
+	if h == nil {
+		return
+	}
+	fmt.Fprintf(out, "client host: %s; other processes %.2f of %d cores (%s)\n", hostText(h), h.OtherCPUCores, h.CPUs, h.Source)
+	if h.Warning != "" {
+		fmt.Fprintln(out, "warning: "+h.Warning)
+	}
+}
+
+// hostText is a host's CPU shares as mpstat shows them.
+func hostText(h *runner.HostJSON) string {
+	return fmt.Sprintf("usr %.0f%%, sys %.0f%%, iowait %.0f%%, irq %.0f%%, softirq %.0f%%, steal %.0f%%, idle %.0f%% of %d CPUs, runnable %.1f",
+		100*(h.User+h.Nice), 100*h.System, 100*h.IOWait, 100*h.IRQ, 100*h.SoftIRQ, 100*h.Steal, 100*h.Idle, h.CPUs, h.RunnableAvg)
 }

@@ -264,12 +264,17 @@ func printCost(out io.Writer, s *runSummary) {
 		} else {
 			fmt.Fprintf(out, "CPU and context switches: %s (per type: --per-type-cpu)\n", whole)
 		}
+		if p := s.PerTxn; p.ClientCPUUserUs != nil && p.ClientCPUSysUs != nil && p.ClientRunQueueDelayUs != nil {
+			fmt.Fprintf(out, "client CPU µs: user %.1f, system %.1f; run-queue delay µs %.1f (/proc of the sledge process's threads)\n",
+				*p.ClientCPUUserUs, *p.ClientCPUSysUs, *p.ClientRunQueueDelayUs)
+		}
 	}
 	if c := s.ServerPerTxn; c != nil && c.BytesSent != nil && c.BytesReceived != nil {
 		fmt.Fprintf(out, "server: %s bytes received, %s bytes sent per transaction (%s global status: every session)\n",
 			thousands(int64(*c.BytesReceived+0.5)), thousands(int64(*c.BytesSent+0.5)), s.Driver)
 	}
 	printServerCost(out, s)
+	printClientHost(out, s)
 }
 
 // printPgbench prints pgbench's report lines (tpcb and scripts), in its

@@ -1,12 +1,11 @@
 package jobs
 
 import (
-	"bufio"
-	"bytes"
 	"os"
 	"runtime"
-	"strconv"
 	"strings"
+
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 )
 
 // Host is the machine a job ran on: what a result depends on besides the
@@ -27,41 +26,12 @@ type Host struct {
 func ThisHost() Host {
 	h := Host{CPUs: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH, GoVersion: runtime.Version()}
 	h.Hostname, _ = os.Hostname()
-	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
-		h.CPUModel = field(b, ':', "model name", "Model", "cpu model", "Hardware")
-	}
-	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-		// "MemTotal:       32795492 kB"
-		if v := strings.Fields(field(b, ':', "MemTotal")); len(v) >= 1 {
-			if kb, err := strconv.ParseInt(v[0], 10, 64); err == nil {
-				h.MemoryBytes = kb * 1024
-			}
-		}
-	}
+	m := sysprobe.Machine("/proc")
+	h.CPUModel, h.MemoryBytes, h.Kernel = m.CPUModel, m.MemoryBytes, m.Kernel
 	if b, err := os.ReadFile("/etc/os-release"); err == nil {
-		if v := strings.Trim(field(b, '=', "PRETTY_NAME"), `"'`); v != "" {
+		if v := strings.Trim(sysprobe.KeyValue(b, '=', "PRETTY_NAME"), `"'`); v != "" {
 			h.OS = v
 		}
 	}
-	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
-		h.Kernel = strings.TrimSpace(string(b))
-	}
 	return h
-}
-
-// field returns the value of the first line "key<sep>value" whose key is
-// one of keys, trimmed.
-func field(b []byte, sep byte, keys ...string) string {
-	for _, k := range keys {
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		for sc.Scan() {
-			line := sc.Text()
-			i := strings.IndexByte(line, sep)
-			if i < 0 || strings.TrimSpace(line[:i]) != k {
-				continue
-			}
-			return strings.TrimSpace(line[i+1:])
-		}
-	}
-	return ""
 }

@@ -5,8 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
+
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 )
 
 // selfProcess returns this process's id and identity: the boot id and the
@@ -19,34 +20,15 @@ func selfProcess() (int, string) {
 }
 
 func procIdentity(pid int) string {
-	boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	boot := sysprobe.BootID("/proc")
+	if boot == "" {
+		return ""
+	}
+	start, err := sysprobe.ProcStartTicks("/proc", pid)
 	if err != nil {
 		return ""
 	}
-	start, ok := procStart(pid)
-	if !ok {
-		return ""
-	}
-	return strings.TrimSpace(string(boot)) + "/" + start
-}
-
-func procStart(pid int) (string, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return "", false
-	}
-	// The command name (field 2) is in parentheses and may hold spaces:
-	// count fields after its closing parenthesis, which is field 3 onwards.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return "", false
-	}
-	return f[19], true // field 22
+	return boot + "/" + strconv.FormatInt(start, 10)
 }
 
 // alive reports whether the process that wrote a running job is still the

@@ -41,7 +41,8 @@ type CompareOptions struct {
 	Socket      string
 	Host        string
 	Port        int
-	HTML        string // --html FILE: also write the report there
+	HTML        string       // --html FILE: also write the report there
+	Agent       AgentOptions // --agent…, --stacks: every cell's run takes them (its own watch)
 	// DBs are the --db URLs in the order given: compare tpch runs one cell
 	// on each (compare_analytic.go); the matrix takes one.
 	DBs []string
@@ -85,6 +86,7 @@ func CompareFlags(fs *pflag.FlagSet, o *CompareOptions) {
 	fs.StringVar(&o.Host, "host", "127.0.0.1", "host for --transports tcp when --db is a unix socket URL")
 	fs.IntVar(&o.Port, "port", 0, "port for --transports tcp when --db is a unix socket URL (default: the URL's, else the database's usual port)")
 	fs.StringVar(&o.HTML, "html", "", "also write a self-contained HTML report with charts to this file")
+	AgentFlags(fs, &o.Agent)
 	// --db (the common flag) repeats for compare tpch: one cell per database.
 	if f := fs.Lookup("db"); f != nil {
 		f.Value = &dbList{one: f.Value, list: &o.DBs}
@@ -187,6 +189,9 @@ type compareCell struct {
 // what was measured.
 func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.Workload, rawURL string) (*CompareJSON, error) {
 	if a, ok := w.(workload.Analytic); ok {
+		if o.Agent != (AgentOptions{}) {
+			return nil, Usagef("--agent and --stacks: not for %s, which runs its own tests", w.Name())
+		}
 		return nil, compareAnalytic(ctx, env, o, a, rawURL)
 	}
 	if len(o.DBs) > 1 {
@@ -231,8 +236,22 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if err != nil {
 		return nil, err
 	}
+	agentSpec, err := o.Agent.resolve(env.Getenv, false)
+	if err != nil {
+		return nil, err
+	}
 	if env.DryRun {
 		return nil, nil
+	}
+	if agentSpec != nil {
+		// The agent must answer and find the server before the first
+		// cell; each cell then opens a watch of its own.
+		ac, err := openAgent(ctx, io.Discard, agentSpec, urls[0].URL, false, DefaultAgentTimeout)
+		if err != nil {
+			return nil, err
+		}
+		_ = ac.watch.Close()
+		ac.close()
 	}
 	// The job records the seed the cells run with, so that its command
 	// line repeats the compare.
@@ -573,6 +592,17 @@ func runCell(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	}
 	for k, v := range o.WorkloadOptions {
 		spec.Options[k] = v
+	}
+	// Each cell is a run with its own watch of the server (the token
+	// comes from the file or $SLEDGE_AGENT_TOKEN, never into the spec).
+	for k, v := range map[string]string{"agent": o.Agent.Addr, "agent-token-file": o.Agent.TokenFile,
+		"agent-target": o.Agent.Target, "agent-ca": o.Agent.CAFile} {
+		if v != "" {
+			spec.Options[k] = v
+		}
+	}
+	if o.Agent.Stacks {
+		spec.Options["stacks"] = true
 	}
 	var stderr bytes.Buffer
 	x := Exec{Stderr: &stderr}

@@ -62,7 +62,18 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 	fs.StringVar(&o.Metrics, "metrics", "", "serve live Prometheus metrics at http://HOST:PORT/metrics while the run goes on, such as 127.0.0.1:9464, or :9464 on every interface (docs/metrics.md)")
 	fs.DurationVar(&o.MetricsLinger, "metrics-linger", 0, "with --metrics: go on serving this long after the run, so that a last scrape reads its final counts")
 	clusterFlags(fs, &o.Cluster)
+	AgentFlags(fs, &o.Agent)
 	fs.BoolVar(&o.PerTypeCPU, "per-type-cpu", false, "also measure client CPU and context switches per transaction type, by holding each virtual user on its own OS thread (slows the client: see docs/cost.md)")
+}
+
+// AgentFlags binds the flags that say where the server's side of the cost
+// is read (issue 25; docs/cost.md, "Server side"): run's and compare's.
+func AgentFlags(fs *pflag.FlagSet, o *AgentOptions) {
+	fs.StringVar(&o.Addr, "agent", "", "read the server's side (CPU, context switches, run-queue delay, thread states, port bytes, its host) from `sledge agent` at HOST:PORT (default port 7078), or a URL (https:// for TLS); checked before the run: exit 1 if it does not answer or does not find the server")
+	fs.StringVar(&o.TokenFile, "agent-token-file", "", "with --agent: a file holding the agent's token (default: $SLEDGE_AGENT_TOKEN)")
+	fs.StringVar(&o.Target, "agent-target", "", "with --agent: what the agent looks for: port=N, pid=N or process=NAME (default: the database URL's port; a unix socket URL: PostgreSQL's port from the socket, else 5432; MariaDB's 3306)")
+	fs.StringVar(&o.CAFile, "agent-ca", "", "with an https:// --agent: the PEM file of the certificate authority that signed the agent's certificate (default: the system's)")
+	fs.BoolVar(&o.Stacks, "stacks", false, "record the server's on-CPU stacks (perf, 99 Hz) during the measured interval, kept folded with the job: through --agent (which needs --allow-stacks), or on a local server when perf is installed here; refused: one line and the run goes on")
 }
 
 // BuildOptions are build's options, typed (beside the common ones).

@@ -56,6 +56,7 @@ type RunOptions struct {
 	MetricsLinger time.Duration // --metrics-linger: serve it this long after the run
 
 	Cluster ClusterOptions // --workers, --listen, --coordinator… (workers.go)
+	Agent   AgentOptions   // --agent, --agent-token-file, --agent-target, --agent-ca, --stacks (agent.go)
 
 	// Resolved by the command before the run.
 	Seed     uint64

@@ -129,6 +129,7 @@ type resolved struct {
 	plan       *engine.Plan
 	thresholds []Threshold // parsed against the workload
 	role       role
+	agent      *agentSpec // --agent; nil: none
 }
 
 // resolveRun resolves o against w and checks every option (pgbench's
@@ -193,12 +194,16 @@ func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, erro
 	if err != nil {
 		return nil, err
 	}
+	agent, err := o.Agent.resolve(env.Getenv, o.NoCost)
+	if err != nil {
+		return nil, err
+	}
 	if role == roleWorker {
 		// A worker shows nothing and records nothing (run drops env's
 		// hooks): the coordinator does.
 		o.Metrics, o.JSON, thresholds = "", true, nil
 	}
-	return &resolved{o: o, w: w, script: sw, mode: mode, proto: proto, plan: plan, thresholds: thresholds, role: role}, nil
+	return &resolved{o: o, w: w, script: sw, mode: mode, proto: proto, plan: plan, thresholds: thresholds, role: role, agent: agent}, nil
 }
 
 // resolveProtocol resolves --mode and --protocol (pgbench's -M) against
@@ -266,6 +271,7 @@ type opened struct {
 	txl    *txlog.Log  // -l: opened once the database answers, as pgbench
 	logErr error       // closing txl
 	sc     *ServerCost // the server's side of the cost (servercost.go), set by executeRun
+	agent  *agentConn  // --agent: reached and watching before anything else is opened
 }
 
 // open opens what rs needs: the metrics server, the database session
@@ -276,6 +282,13 @@ func (op *opened) open(ctx context.Context, env RunEnv, rs *resolved, url string
 	o, w, plan := rs.o, rs.w, rs.plan
 	isScript := rs.script != nil
 	var err error
+	if rs.agent != nil && rs.role != roleWorker {
+		// Before the database: an agent that does not answer or does not
+		// find the server stops the run before anything is built or run.
+		if op.agent, err = openAgent(ctx, env.Stderr, rs.agent, url, o.Agent.Stacks, o.StopTimeout); err != nil {
+			return err
+		}
+	}
 	if o.Metrics != "" && env.Metrics != nil {
 		if op.ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
 			return err
@@ -431,6 +444,9 @@ func (op *opened) closeLog() {
 func (op *opened) close(ctx context.Context) {
 	if op.sc != nil {
 		op.sc.Close()
+	} else if op.agent != nil {
+		_ = op.agent.watch.Close()
+		op.agent.close()
 	}
 	if op.s != nil {
 		op.s.Close(context.WithoutCancel(ctx))
@@ -460,7 +476,8 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 		op.ms.Follow(env.Job.ID(), w, s.URL, live)
 	}
 	if plan.Cost && rs.role != roleWorker { // a worker's would be nobody's: the coordinator samples the server
-		op.sc = NewServerCost(ctx, env.Stderr, s.DB, info, live)
+		op.sc = NewServerCost(ctx, env.Stderr, s.DB, info, live, ServerCostOptions{Agent: op.agent,
+			Stacks: o.Agent.Stacks, StopTimeout: o.StopTimeout, Workers: o.Cluster.Workers > 0})
 	}
 	meter, _ := w.(workload.Meter)
 	if mt, ok := w.(workload.MeterTxn); ok && meter != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/engine"
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -40,28 +42,33 @@ type ServerWaitsJSON struct {
 	Note       string   `json:"note,omitempty"`
 }
 
-// tracked is one server process read from /proc over the window.
-type tracked struct {
-	role       string
-	threads    bool
-	base, last db.ProcUsage
-	gone       bool // exited: its last reading stands
-	partial    bool // first seen after the start, started before it
-}
-
-// ServerCost collects the server's figures of one run.
+// ServerCost collects the server's figures of one run: the database's own
+// counters and wait samples through its probe, and the server's processes
+// and the hosts through sysprobe (watch.go).
 type ServerCost struct {
 	stderr io.Writer
 	live   *engine.Live
 	probe  db.ServerProbe
-	why    string // every server figure is absent, and why
-	cpuWhy string // CPU and context switches are absent, and why
+	why    string // every database figure is absent, and why
+	cpuWhy string // the server's processes' figures are absent, and why
+
+	fol       *followers
+	server    *watched   // the agent's watch, or the in-process one of a local server; nil: none
+	check     *watched   // --agent on a local server: the in-process cross-check
+	client    *watched   // sledge's own processes and host
+	agent     *agentConn // --agent
+	local     bool       // the server's processes are visible here
+	workers   bool       // a scale-out coordinator: the client is other processes
+	stacks    bool       // --stacks, and the source may record them
+	stacksWhy string     // why there are none
+	folded    *sysprobe.Folded
+
+	stacksAsked bool
 
 	mu         sync.Mutex
 	sessions   map[int64]bool
 	edges      int
-	procs      map[int]*tracked
-	startTick  int64
+	roles      map[int]string // the server's processes the database listed, by role
 	before     db.ServerCounters
 	after      db.ServerCounters
 	sentB      int64 // probe's statements after the first reading
@@ -74,36 +81,133 @@ type ServerCost struct {
 	done       chan struct{}
 }
 
-// NewServerCost opens the probe of a run. It never fails: a server that
-// cannot be read leaves its figures absent, with the reason.
-func NewServerCost(ctx context.Context, stderr io.Writer, d db.DB, info db.Info, live *engine.Live) *ServerCost {
-	sc := &ServerCost{stderr: stderr, live: live, sessions: map[int64]bool{}, procs: map[int]*tracked{}}
+// ServerCostOptions are what a run gives its ServerCost beside the
+// database: the agent opened before the run, --stacks, --stop-timeout.
+type ServerCostOptions struct {
+	Agent       *agentConn
+	Stacks      bool
+	StopTimeout time.Duration // each read of a source at most this long
+	Workers     bool          // a scale-out coordinator
+}
+
+// NewServerCost opens the probe of a run and its sysprobe watches. It
+// never fails: a server that cannot be read leaves its figures absent,
+// with the reason.
+func NewServerCost(ctx context.Context, stderr io.Writer, d db.DB, info db.Info, live *engine.Live, o ServerCostOptions) *ServerCost {
+	sc := &ServerCost{stderr: stderr, live: live, sessions: map[int64]bool{}, roles: map[int]string{},
+		agent: o.Agent, workers: o.Workers, stacksAsked: o.Stacks}
+	if o.StopTimeout <= 0 {
+		o.StopTimeout = engine.DefaultStopTimeout
+	}
+	sc.fol = &followers{live: live, start: time.Now(), timeout: o.StopTimeout, stderr: stderr}
+	defer func() { sc.fol.run(sc.server, sc.client) }()
+	sc.openClient(ctx)
+	if o.Agent != nil {
+		sc.server = &watched{src: o.Agent.watch, role: "server"}
+		sc.stacks, sc.stacksWhy = o.Stacks && o.Agent.stacksWhy == "", o.Agent.stacksWhy
+	}
 	if info.Transport == "embedded" {
 		sc.why = "embedded: no separate server"
+		sc.noStacks(o.Stacks, sc.why)
 		return sc
 	}
 	coster, ok := d.(db.ServerCoster)
 	if !ok {
 		sc.why = info.Driver + " does not report its side of the cost"
-		return sc
-	}
-	p, err := coster.OpenServerProbe(ctx)
-	if err != nil {
+	} else if p, err := coster.OpenServerProbe(ctx); err != nil {
 		sc.why = "could not connect to read the server's figures"
 		sc.logf("server figures: %v", err)
+	} else {
+		sc.probe = p
+	}
+	if sc.probe == nil {
+		if sc.server == nil {
+			sc.cpuWhy = sc.why
+			sc.noStacks(o.Stacks, sc.why)
+		}
 		return sc
 	}
-	sc.probe = p
 	// Where is the server? The processes a first sample lists say.
-	_, procs, err := p.Sample(ctx, nil)
+	_, procs, err := sc.probe.Sample(ctx, nil)
 	pid := 0
 	if err == nil && len(procs) > 0 {
 		pid = procs[0].PID
+		for _, p := range procs {
+			if p.Role == "postmaster" || p.Role == "server" {
+				pid = p.PID // the root of the server's processes
+			}
+		}
 	}
-	if local, why := db.ServerLocal("/proc", p.Host(), pid); !local {
+	local, why := serverLocal("/proc", sc.probe.Host(), pid)
+	sc.local = local
+	switch {
+	case local:
+		role := "server"
+		if sc.server != nil {
+			role = "check" // the agent measures; this is its cross-check
+		}
+		l, err := sysprobe.Open(ctx, sysprobe.Target{PID: pid}, sysprobe.Options{Exclude: []int{os.Getpid()},
+			AllowStacks: o.Stacks && role == "server", StateHz: stateHzFor(role)})
+		if err != nil {
+			if sc.server == nil {
+				sc.cpuWhy = "server processes not readable here: " + oneLineErr(err)
+			}
+			break
+		}
+		w := &watched{src: l, role: role}
+		if role == "check" {
+			sc.check = w
+		} else {
+			sc.server = w
+			sc.stacks = o.Stacks
+		}
+	case sc.server == nil:
 		sc.cpuWhy = why
 	}
+	if sc.server == nil && o.Stacks {
+		sc.noStacks(true, "the server is not on this host: --stacks needs --agent there")
+	}
 	return sc
+}
+
+// stateHzFor is the thread-state sampler's rate: the cross-check reads
+// CPU and switches only.
+func stateHzFor(role string) int {
+	if role == "check" {
+		return -1
+	}
+	return 0 // sysprobe's default
+}
+
+// openClient watches sledge's own processes (a scale-out's local workers
+// are its children) and this host: the client's CPU split and run-queue
+// delay, and what other processes took of the machine.
+func (sc *ServerCost) openClient(ctx context.Context) {
+	l, err := sysprobe.Open(ctx, sysprobe.Target{PID: os.Getpid()}, sysprobe.Options{StateHz: -1})
+	if err != nil {
+		return // no /proc here: no client_host
+	}
+	sc.client = &watched{src: l, role: "client_host"}
+}
+
+// noStacks says once why --stacks gets none.
+func (sc *ServerCost) noStacks(asked bool, why string) {
+	if !asked || sc.stacksWhy != "" {
+		return
+	}
+	sc.stacksWhy = why
+	fmt.Fprintf(sc.stderr, "sledge: --stacks: %s (the run goes on without them)\n", why)
+}
+
+// Follow hands every second the watches read during the run to fn: the
+// server's and this host's (SystemSecond), in order, one call at a time.
+func (sc *ServerCost) Follow(fn func(SystemSecond)) {
+	if sc == nil {
+		return
+	}
+	sc.fol.fnMu.Lock()
+	sc.fol.fn = fn
+	sc.fol.fnMu.Unlock()
 }
 
 func (sc *ServerCost) logf(format string, a ...any) {
@@ -143,9 +247,10 @@ func (sc *ServerCost) RegisterIDs(ids []int64) {
 }
 
 // Edge is called after each reading of the run's counters: the first
-// starts the window, the second ends it.
+// starts the window, the second ends it. Each watch is read there too,
+// within the stop timeout.
 func (sc *ServerCost) Edge(ctx context.Context) {
-	if sc.probe == nil {
+	if sc == nil {
 		return
 	}
 	sc.mu.Lock()
@@ -169,6 +274,18 @@ func (sc *ServerCost) sessionList() []int64 {
 }
 
 func (sc *ServerCost) begin(ctx context.Context) {
+	sc.fol.edge(ctx, true, sc.server, sc.check, sc.client)
+	if sc.stacks {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sc.fol.timeout)
+		if err := sc.server.src.StartStacks(sctx); err != nil {
+			sc.stacks = false
+			sc.noStacks(true, oneLineErr(err))
+		}
+		cancel()
+	}
+	if sc.probe == nil {
+		return
+	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	c, err := sc.probe.Counters(ctx)
@@ -178,33 +295,13 @@ func (sc *ServerCost) begin(ctx context.Context) {
 		sc.before, sc.countersOK = c, true
 	}
 	sc.sentB = sc.probe.Sent()
-	if sc.cpuWhy == "" {
-		if sc.startTick, err = db.Uptime("/proc"); err != nil {
-			sc.cpuWhy = "not visible from this process"
-		}
-	}
-	if sc.cpuWhy == "" {
-		_, procs, err := sc.probe.Sample(ctx, sc.sessionList())
-		if err != nil {
-			sc.logf("server processes: %v", err)
-			sc.cpuWhy = "server processes not listed"
-		}
-		for _, p := range procs {
-			if u, err := db.ReadProc("/proc", p.PID, p.Threads); err == nil {
-				sc.procs[p.PID] = &tracked{role: p.Role, threads: p.Threads, base: u, last: u}
-			}
-		}
-		if len(sc.procs) == 0 && sc.cpuWhy == "" {
-			sc.cpuWhy = "no server process visible from this process"
-		}
-	}
 	sc.stop, sc.done = make(chan struct{}), make(chan struct{})
 	go sc.sample(context.WithoutCancel(ctx))
 }
 
 // sample runs during the window: one sample per period, counted while the
-// engine is in its measured phase, and a reading of every server process,
-// so that one that exits keeps its last reading.
+// engine is in its measured phase; the processes it lists name the
+// server's processes by role for the summary.
 func (sc *ServerCost) sample(ctx context.Context) {
 	defer close(sc.done)
 	t := time.NewTicker(serverSampleEvery)
@@ -233,52 +330,11 @@ func (sc *ServerCost) sample(ctx context.Context) {
 				sc.waits.Other += w.Other
 				sc.samples++
 			}
-			if sc.cpuWhy == "" {
-				sc.readProcs(procs)
+			for _, p := range procs {
+				sc.roles[p.PID] = p.Role
 			}
 		}
 		sc.mu.Unlock()
-	}
-}
-
-// readProcs reads the listed processes and the tracked ones. A process
-// first seen now counts from zero when it started inside the window (a
-// reconnected backend, an autovacuum worker), else from this reading.
-func (sc *ServerCost) readProcs(procs []db.ServerProcess) {
-	seen := map[int]bool{}
-	for _, p := range procs {
-		seen[p.PID] = true
-		u, err := db.ReadProc("/proc", p.PID, p.Threads)
-		if err != nil {
-			continue
-		}
-		t, ok := sc.procs[p.PID]
-		if !ok || t.gone || u.Start != t.base.Start {
-			if ok && !t.gone {
-				// The pid was reused: keep the old one's figures under
-				// a key of its own.
-				sc.procs[-len(sc.procs)-1] = t
-				t.gone = true
-			}
-			t = &tracked{role: p.Role, threads: p.Threads, base: u}
-			if u.Start >= sc.startTick {
-				t.base = db.ProcUsage{Start: u.Start}
-			} else {
-				t.partial = true
-			}
-			sc.procs[p.PID] = t
-		}
-		t.last = u
-	}
-	for pid, t := range sc.procs {
-		if seen[pid] || t.gone || pid < 0 {
-			continue
-		}
-		if u, err := db.ReadProc("/proc", pid, t.threads); err == nil && u.Start == t.base.Start {
-			t.last = u
-		} else {
-			t.gone = true
-		}
 	}
 }
 
@@ -287,15 +343,32 @@ func (sc *ServerCost) end(ctx context.Context) {
 		close(sc.stop)
 		<-sc.done
 	}
+	var wg sync.WaitGroup
+	if sc.stacks {
+		// Stopping the recording and the edges' readings go together:
+		// neither holds the run longer than the stop timeout.
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sc.fol.timeout)
+			defer cancel()
+			f, err := sc.server.src.StopStacks(sctx)
+			sc.mu.Lock()
+			defer sc.mu.Unlock()
+			if err != nil {
+				sc.stacksWhy = oneLineErr(err)
+				return
+			}
+			sc.folded = &f
+		}()
+	}
+	sc.fol.edge(ctx, false, sc.server, sc.check, sc.client)
+	wg.Wait()
+	if sc.probe == nil {
+		return
+	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.cpuWhy == "" {
-		_, procs, err := sc.probe.Sample(ctx, sc.sessionList())
-		if err != nil {
-			sc.logf("server processes: %v", err)
-		}
-		sc.readProcs(procs)
-	}
 	c, err := sc.probe.Counters(ctx)
 	if err != nil {
 		sc.logf("server counters: %v", err)
@@ -306,10 +379,10 @@ func (sc *ServerCost) end(ctx context.Context) {
 	sc.sentA = sc.probe.Sent()
 }
 
-// Close stops the sampler if the window never ended (an interrupted or
-// failed run) and closes the probe's connection.
+// Close stops the samplers if the window never ended (an interrupted or
+// failed run), the watches and the agent's, and the probe's connection.
 func (sc *ServerCost) Close() {
-	if sc.probe == nil {
+	if sc == nil {
 		return
 	}
 	sc.mu.Lock()
@@ -319,7 +392,18 @@ func (sc *ServerCost) Close() {
 		close(sc.stop)
 		<-sc.done
 	}
-	_ = sc.probe.Close()
+	sc.fol.close()
+	for _, w := range []*watched{sc.server, sc.check, sc.client} {
+		if w != nil {
+			_ = w.src.Close()
+		}
+	}
+	if sc.agent != nil {
+		sc.agent.close()
+	}
+	if sc.probe != nil {
+		_ = sc.probe.Close()
+	}
 }
 
 // Fill adds the server's figures to the summary: per completed
@@ -345,50 +429,27 @@ func (sc *ServerCost) Fill(sum *RunSummary, completed int64) {
 			c.Missing[f] = why
 		}
 	}
+	sc.mu.Lock()
+	ended := sc.edges >= 2
+	sc.mu.Unlock()
+	if ended {
+		sc.fillSystem(sum, c, n)
+	}
 	if sc.why != "" {
 		if sum.Transport == "embedded" {
 			c.Missing["bytes"] = sc.why
 		}
-		missing(sc.why, "cpu", "context_switches", "statements", "parses", "plans", "waits")
+		missing(sc.why, "statements", "parses", "plans", "waits")
+		if c.CPUUserUs == nil && c.Missing["cpu"] == "" {
+			missing(sc.why, "cpu", "context_switches")
+		}
 		return
 	}
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
-	if sc.edges < 2 {
+	if !ended {
 		missing("the measured interval did not end normally", "cpu", "context_switches", "statements", "parses", "plans")
 		return
-	}
-	// CPU and context switches of the server's processes.
-	if sc.cpuWhy != "" {
-		missing(sc.cpuWhy, "cpu", "context_switches")
-	} else {
-		var user, sys, sw int64
-		roles := map[string]int{}
-		partial, gone := 0, 0
-		for _, t := range sc.procs {
-			user += t.last.UserTicks - t.base.UserTicks
-			sys += t.last.SysTicks - t.base.SysTicks
-			sw += t.last.Voluntary + t.last.Involun - t.base.Voluntary - t.base.Involun
-			roles[t.role]++
-			if t.partial {
-				partial++
-			}
-			if t.gone {
-				gone++
-			}
-		}
-		us := func(ticks int64) *float64 { v := float64(ticks) * 1e6 / db.ClockTicks / n; return &v }
-		c.CPUUserUs, c.CPUSysUs = us(user), us(sys)
-		s := float64(sw) / n
-		c.ContextSwitches = &s
-		src := "/proc of " + rolesText(roles) + " (utime, stime in 10 ms ticks; voluntary and involuntary context switches)"
-		if gone > 0 {
-			src += fmt.Sprintf("; %d exited during the window, counted to their last reading (≤ %s before)", gone, serverSampleEvery)
-		}
-		if partial > 0 {
-			src += fmt.Sprintf("; %d first seen during the window, counted from then", partial)
-		}
-		c.Source["cpu"], c.Source["context_switches"] = src, src
 	}
 	// What the database counts.
 	if !sc.countersOK {
@@ -483,4 +544,32 @@ func rolesText(roles map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", roles[k], name))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// serverComms are the names a server process goes by in /proc/<pid>/comm.
+var serverComms = []string{"postgres", "postmaster", "mariadbd", "mysqld"}
+
+// serverLocal decides whether the server process pid can be measured from
+// this process: the server is reached on this machine (host), pid is in
+// this machine's /proc (procRoot, "/proc" outside tests), and its name
+// there is a server's. A server in a container reached through a port on
+// loopback has pids of another namespace: the name check keeps a
+// stranger's process out. why says what failed, for the summary.
+func serverLocal(procRoot, host string, pid int) (ok bool, why string) {
+	if !db.IsLoopbackHost(host) {
+		return false, "server is remote (--agent reads it on its host)"
+	}
+	if pid <= 0 {
+		return false, "server process not known"
+	}
+	comm, err := sysprobe.ProcComm(procRoot, pid)
+	if err != nil {
+		return false, fmt.Sprintf("server process %d not visible from this process", pid)
+	}
+	for _, c := range serverComms {
+		if comm == c {
+			return true, ""
+		}
+	}
+	return false, fmt.Sprintf("process %d here is %q, not the server (another PID namespace?)", pid, comm)
 }

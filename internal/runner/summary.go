@@ -58,6 +58,9 @@ type ServerCostJSON struct {
 	SyscallWriteBytes   *float64 `json:"syscall_write_bytes,omitempty"`
 	PortBytesIn         *float64 `json:"port_bytes_in,omitempty"`
 	PortBytesOut        *float64 `json:"port_bytes_out,omitempty"`
+	// LocalCheck: with --agent on a local server, the same server read
+	// in-process at the same edges (system_fill.go), a cross-check.
+	LocalCheck *LocalCheckJSON `json:"local_check,omitempty"`
 	// What the database counts: statements executed, parsed, planned.
 	Statements *float64 `json:"statements"`
 	Parses     *float64 `json:"parses"`

@@ -210,6 +210,8 @@ var coordinatorOnly = map[string]bool{
 	"workers": true, "listen": true, "coordinator": true, "worker-index": true, "worker-timeout": true,
 	"db": true, "json": true, "progress": true, "metrics": true, "metrics-linger": true, "cpuprofile": true,
 	"jobs-db": true, "no-job": true, "seed": true, "random-seed": true, "threshold": true,
+	// The coordinator reads the server's side and the agent (issue 25).
+	"agent": true, "agent-token-file": true, "agent-target": true, "agent-ca": true, "stacks": true,
 }
 
 // WorkerArgs is a local worker's command line (docs/workers.md) from

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/sysprobe"
 )
 
 // The server's side of the cost (docs/cost.md, "Server side").
@@ -38,7 +39,7 @@ func (d *DB) OpenServerProbe(ctx context.Context) (db.ServerProbe, error) {
 		return nil, err
 	}
 	p := &pgProbe{c: c, s: c, host: d.cfg.Host}
-	p.postmaster, _ = db.ParentPID("/proc", int(c.PgConn().PID()))
+	p.postmaster, _ = sysprobe.ProcParent("/proc", int(c.PgConn().PID()))
 	// Sample from another database when the user may connect to one:
 	// pg_stat_activity shows every database's sessions, and the samples'
 	// own transactions, ten a second, would otherwise count in the
