@@ -396,7 +396,7 @@ func checkAgreement(t *testing.T, what string, res map[string]any) {
 		t.Errorf("%s: server CPU per transaction from the agent %.1f µs, in-process %.1f µs: %.1f%% apart, want within 5%%",
 			what, agentCPU, localCPU, 100*d)
 	}
-	t.Logf("%s: server CPU per transaction from the agent %.1f µs, in-process %.1f µs (%.2f%% apart)", what, agentCPU, localCPU, 100*d)
+	t.Logf("%s: server CPU per transaction from the agent %.1f µs, in-process %.1f µs (%.3f%% apart)", what, agentCPU, localCPU, 100*d)
 }
 
 // agrees: with the site in a namespace, the 5% agreement on a server and
@@ -593,6 +593,7 @@ func (s *site) noSecrets(t *testing.T) {
 	s.record(get("/api/jobs"))
 	for _, j := range l.Jobs {
 		s.record(get(fmt.Sprintf("/api/jobs/%d", j.ID)))
+		s.record(get(fmt.Sprintf("/api/jobs/%d/timeseries", j.ID)))
 	}
 
 	s.mu.Lock()
