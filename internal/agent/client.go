@@ -27,6 +27,10 @@ import (
 // says none.
 const DefaultTimeout = 2 * time.Second
 
+// StacksTimeout is the least a StopStacks call waits: perf script on a
+// minute of 99 Hz stacks of a busy server takes seconds.
+const StacksTimeout = 30 * time.Second
+
 // maxAnswer bounds what the client reads of one answer (folded stacks are
 // the largest).
 const maxAnswer = 64 << 20
@@ -181,7 +185,12 @@ func (c *Client) Close() { c.http.CloseIdleConnections() }
 // call makes one request within the client's timeout and decodes a
 // want answer into out (when not nil); any other answer is an *Error.
 func (c *Client) call(ctx context.Context, method, path string, body any, want int, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return c.callWithin(ctx, c.timeout, method, path, body, want, out)
+}
+
+// callWithin is call with its own timeout.
+func (c *Client) callWithin(ctx context.Context, timeout time.Duration, method, path string, body any, want int, out any) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
@@ -203,12 +212,12 @@ func (c *Client) call(ctx context.Context, method, path string, body any, want i
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return c.transportError(ctx, err)
+		return c.transportError(ctx, timeout, err)
 	}
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
 	if err != nil {
-		return c.transportError(ctx, err)
+		return c.transportError(ctx, timeout, err)
 	}
 	if resp.StatusCode == want {
 		if out == nil {
@@ -249,9 +258,9 @@ func (c *Client) answerError(code int, raw []byte) error {
 }
 
 // transportError says why there was no answer, in one line.
-func (c *Client) transportError(ctx context.Context, err error) error {
+func (c *Client) transportError(ctx context.Context, timeout time.Duration, err error) error {
 	if ctx.Err() == context.DeadlineExceeded {
-		return errorf(ErrUnreachable, 0, err, "agent %s unreachable: no answer within %s", c.addr, c.timeout)
+		return errorf(ErrUnreachable, 0, err, "agent %s unreachable: no answer within %s", c.addr, timeout)
 	}
 	var (
 		dnsErr  *net.DNSError
@@ -354,9 +363,11 @@ func (w *Watch) StartStacks(ctx context.Context) error {
 	return w.c.call(ctx, "POST", w.path("/stacks/start"), nil, http.StatusNoContent, nil)
 }
 
+// StopStacks waits longer than the other calls (StacksTimeout at least):
+// the agent stops perf and folds what it recorded (perf script) first.
 func (w *Watch) StopStacks(ctx context.Context) (sysprobe.Folded, error) {
 	var f sysprobe.Folded
-	err := w.c.call(ctx, "POST", w.path("/stacks/stop"), nil, http.StatusOK, &f)
+	err := w.c.callWithin(ctx, max(w.c.timeout, StacksTimeout), "POST", w.path("/stacks/stop"), nil, http.StatusOK, &f)
 	return f, err
 }
 

@@ -2,8 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -14,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/sledge-bench/sledge/internal/agent"
 )
 
 // agentProc is `sledge agent` running as a real process.
@@ -166,5 +175,61 @@ func TestAgentProcess(t *testing.T) {
 				t.Errorf("output %q: want the start line only, never the token", out)
 			}
 		})
+	}
+}
+
+// --tls-cert and --tls-key: the agent serves HTTPS, which the run's client
+// verifies against the certificate given as its CA file.
+func TestAgentProcessTLS(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "agent.crt"), filepath.Join(dir, "agent.key")
+	writeSelfSigned(t, certFile, keyFile)
+	p := startAgentProc(t, "--listen", "127.0.0.1:0", "--tls-cert", certFile, "--tls-key", keyFile)
+	if p.addr == "" {
+		t.Fatalf("exit %d: %s", p.wait(t), p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "(API v1; TLS; stacks: not allowed)") {
+		t.Errorf("start line %q", p.stderr.String())
+	}
+	c, err := agent.Dial(t.Context(), p.addr, agent.ClientOptions{CAFile: certFile})
+	if err != nil {
+		t.Fatalf("Dial over TLS: %v", err)
+	}
+	c.Close()
+	if _, err := agent.Dial(t.Context(), "https://"+p.addr, agent.ClientOptions{}); err == nil || !strings.Contains(err.Error(), "not trusted") {
+		t.Errorf("Dial without the CA: %v, want the certificate not trusted", err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t); code != ExitOK {
+		t.Errorf("exit %d, want 0: %s", code, p.stderr.String())
+	}
+}
+
+// writeSelfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func writeSelfSigned(t *testing.T, certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "agent"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }

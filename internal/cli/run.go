@@ -78,11 +78,15 @@ reported on its own. Default: each virtual user has its own connection.
 
 The summary includes the cost per transaction (docs/cost.md): round trips
 and bytes on the virtual users' connections, client CPU time and context
-switches, and the server's side: its processes' CPU and context switches
-when it runs on this machine, statements, parses and plans as it counts
-them, and where the sessions wait (sampled every 100 ms on a connection of
-its own). --no-cost turns the measuring off, to see what it costs;
---per-type-cpu adds CPU and context switches per transaction type.
+switches, and the server's side: its processes' CPU, context switches,
+run-queue delay, bytes on its port and where its threads wait, read on
+this machine when the server is local or through sledge agent on its host
+(--agent HOST:PORT, checked before the run: exit 1 if it does not answer
+or find the server), statements, parses and plans as it counts them, and
+where the sessions wait (sampled every 100 ms on a connection of its own);
+sledge's own host too, with a warning when other processes kept it busy.
+--no-cost turns the measuring off, to see what it costs; --per-type-cpu
+adds CPU and context switches per transaction type.
 
 --metrics HOST:PORT serves the run's live counters at /metrics in
 Prometheus' text format while it runs, --no-job included: transactions,

@@ -38,7 +38,7 @@ const DefaultAgentPort = 7078
 
 // agentSpec is --agent resolved before anything is opened.
 type agentSpec struct {
-	url    string          // http(s)://HOST:PORT, what the client dials
+	url    string          // --agent as given, what the client dials
 	name   string          // HOST:PORT, for messages and the summary
 	token  string          // never printed
 	target sysprobe.Target // zero: the database URL's port (agentTarget)
@@ -67,9 +67,12 @@ func (o AgentOptions) resolve(getenv func(string) string, noCost bool) (*agentSp
 	if a.url, a.name, err = ParseAgentAddr(o.Addr); err != nil {
 		return nil, Usagef("%v", err)
 	}
-	if o.CAFile != "" && !strings.HasPrefix(a.url, "https://") {
-		return nil, Usagef("--agent-ca applies to an https:// --agent")
+	if o.CAFile != "" && strings.HasPrefix(strings.ToLower(o.Addr), "http://") {
+		return nil, Usagef("--agent-ca means TLS, but --agent %s says http://", o.Addr)
 	}
+	// The client reads the address as given: a CA file with a plain
+	// HOST:PORT means https.
+	a.url = o.Addr
 	if o.Target != "" {
 		if a.target, err = ParseAgentTarget(o.Target); err != nil {
 			return nil, Usagef("%v", err)

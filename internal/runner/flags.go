@@ -72,7 +72,7 @@ func AgentFlags(fs *pflag.FlagSet, o *AgentOptions) {
 	fs.StringVar(&o.Addr, "agent", "", "read the server's side (CPU, context switches, run-queue delay, thread states, port bytes, its host) from `sledge agent` at HOST:PORT (default port 7078), or a URL (https:// for TLS); checked before the run: exit 1 if it does not answer or does not find the server")
 	fs.StringVar(&o.TokenFile, "agent-token-file", "", "with --agent: a file holding the agent's token (default: $SLEDGE_AGENT_TOKEN)")
 	fs.StringVar(&o.Target, "agent-target", "", "with --agent: what the agent looks for: port=N, pid=N or process=NAME (default: the database URL's port; a unix socket URL: PostgreSQL's port from the socket, else 5432; MariaDB's 3306)")
-	fs.StringVar(&o.CAFile, "agent-ca", "", "with an https:// --agent: the PEM file of the certificate authority that signed the agent's certificate (default: the system's)")
+	fs.StringVar(&o.CAFile, "agent-ca", "", "with --agent: the PEM file of the certificate authority that signed the agent's certificate; means TLS (https) with a plain HOST:PORT (default: the system's roots for an https:// --agent)")
 	fs.BoolVar(&o.Stacks, "stacks", false, "record the server's on-CPU stacks (perf, 99 Hz) during the measured interval, kept folded with the job: through --agent (which needs --allow-stacks), or on a local server when perf is installed here; refused: one line and the run goes on")
 }
 

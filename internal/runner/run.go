@@ -194,9 +194,11 @@ func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, erro
 	if err != nil {
 		return nil, err
 	}
-	agent, err := o.Agent.resolve(env.Getenv, o.NoCost)
-	if err != nil {
-		return nil, err
+	var agent *agentSpec
+	if role != roleWorker { // a worker never reaches the agent: the coordinator does
+		if agent, err = o.Agent.resolve(env.Getenv, o.NoCost); err != nil {
+			return nil, err
+		}
 	}
 	if role == roleWorker {
 		// A worker shows nothing and records nothing (run drops env's

@@ -26,6 +26,10 @@ import (
 // server well under 1% of a core.
 const serverSampleEvery = 100 * time.Millisecond
 
+// stacksFoldTimeout is how long --stacks waits at the end for the folded
+// stacks at least (perf script over the recording).
+const stacksFoldTimeout = 30 * time.Second
+
 // ServerWaitsJSON is where the virtual users' sessions were found in the
 // samples of the measured interval ("server_waits" in --json): shares of
 // session samples, summing to 1.
@@ -345,12 +349,13 @@ func (sc *ServerCost) end(ctx context.Context) {
 	}
 	var wg sync.WaitGroup
 	if sc.stacks {
-		// Stopping the recording and the edges' readings go together:
-		// neither holds the run longer than the stop timeout.
+		// Stopping the recording goes beside the edges' readings. perf
+		// folds what it recorded before it answers: up to 30 s (more with
+		// a longer stop timeout), after the interval's counters are read.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), sc.fol.timeout)
+			sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), max(sc.fol.timeout, stacksFoldTimeout))
 			defer cancel()
 			f, err := sc.server.src.StopStacks(sctx)
 			sc.mu.Lock()

@@ -158,8 +158,9 @@ func (f *followers) read(w *watched) {
 		}
 		w.lastSeq = s.Seq
 		f.sum(w, s)
+		skew := w.skew
 		w.mu.Unlock()
-		ours := s.At.Add(-w.skew)
+		ours := s.At.Add(-skew)
 		ph, _ := f.live.Phase()
 		src := "server"
 		if w.role == "client_host" {
@@ -226,10 +227,10 @@ func (f *followers) edge(ctx context.Context, first bool, ws ...*watched) {
 			defer wg.Done()
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), f.timeout)
 			s, err := w.src.Snapshot(rctx)
-			cancel()
 			if err == nil && rctx.Err() != nil {
-				err = rctx.Err()
+				err = rctx.Err() // an answer after the timeout is not the edge's
 			}
+			cancel()
 			w.mu.Lock()
 			defer w.mu.Unlock()
 			var p *sysprobe.Snapshot

@@ -149,6 +149,7 @@ func SpecHash(o *RunOptions, w workload.Workload) string {
 	c.Seed, c.SeedSet, c.RandomSeed, c.Explicit, c.JSON = 0, false, "", false, false
 	c.Progress, c.Metrics, c.MetricsLinger, c.CPUProfile, c.Thresholds = 0, "", 0, "", nil
 	c.Cluster = ClusterOptions{Workers: o.Cluster.Workers}
+	c.Agent = AgentOptions{} // the coordinator's alone: its workers never reach the agent
 	b, _ := json.Marshal(c)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\n%s\n", Version(), w.Name())

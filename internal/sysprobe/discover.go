@@ -62,13 +62,18 @@ func (p procFS) tids(pid int) ([]int, error) {
 }
 
 // children lists a process's children from /proc/PID/task/*/children
-// (CONFIG_PROC_CHILDREN; every thread's children, since a child's parent
-// is the thread that forked it). ok false: the file does not exist here,
-// and the caller scans /proc instead.
-func (p procFS) children(pid int) (kids []int, ok bool) {
+// (CONFIG_PROC_CHILDREN; every thread's, since a child's parent is the
+// thread that forked it). allThreads false reads only the main thread's
+// when the process has more than fewThreads threads (servers with many
+// threads fork from their main thread, if at all). ok false: the file does
+// not exist here, and the caller scans /proc instead.
+func (p procFS) children(pid int, allThreads bool) (kids []int, ok bool) {
 	tids, err := p.tids(pid)
 	if err != nil {
 		return nil, true // the process ended: no children
+	}
+	if !allThreads && len(tids) > fewThreads {
+		tids = []int{pid}
 	}
 	for _, tid := range tids {
 		b, err := p.read(strconv.Itoa(pid), "task", strconv.Itoa(tid), "children")
@@ -89,9 +94,14 @@ func (p procFS) children(pid int) (kids []int, ok bool) {
 	return kids, true
 }
 
+// fewThreads: a process with at most this many threads has the children
+// of every thread listed every second.
+const fewThreads = 64
+
 // tree returns roots and every process whose parent chain reaches one of
-// them, sorted.
-func (p procFS) tree(roots []int) []int {
+// them, sorted. allThreads: children of every thread, else, in processes
+// with more than fewThreads threads, of the main thread only.
+func (p procFS) tree(roots []int, allThreads bool) []int {
 	seen := map[int]bool{}
 	queue := append([]int(nil), roots...)
 	var parents map[int][]int // built once when children files are missing
@@ -102,7 +112,7 @@ func (p procFS) tree(roots []int) []int {
 			continue
 		}
 		seen[pid] = true
-		kids, ok := p.children(pid)
+		kids, ok := p.children(pid, allThreads)
 		if !ok {
 			if parents == nil {
 				parents = p.parentMap()
@@ -262,7 +272,7 @@ func (p procFS) findRoots(t Target) (roots []int, ports []int, err error) {
 		// Watched by pid or name: the TCP ports its processes listen on.
 		ls, _ := p.listeners(0)
 		in := map[int]bool{}
-		for _, pid := range p.tree(roots) {
+		for _, pid := range p.tree(roots, true) {
 			in[pid] = true
 		}
 		for pid, pts := range ls {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sort"
 	"strconv"
@@ -46,23 +47,30 @@ func (c counters) sub(o counters) counters {
 }
 
 // thrRec is one live thread: its reading when first seen (zero if it
-// started after the watch began) and its last.
+// started after the watch began) and its last; status and schedstat stay
+// open and are re-read with pread (nil: open failed, read by path).
 type thrRec struct {
-	base, last counters
-	seen       uint64 // generation of its last reading
+	base, last      counters
+	seen            uint64
+	status, schedRd *os.File
+	slices          int64 // schedstat's third field at the last reading
+	read            bool  // last holds a reading
 }
 
-// procRec is one live process of the target.
+// procRec is one live process of the target. CPU comes from the
+// process's own /proc/PID/stat, which includes the threads that ended;
+// switches and run delay exist only per thread.
 type procRec struct {
-	pid        int
-	comm       string
-	threads    map[int]*thrRec
-	dead       counters // threads that ended, as last read
-	ioBase     procIO
-	ioLast     procIO
-	seen       uint64
-	nThreads   int
-	startTicks int64
+	pid              int
+	comm             string
+	threads          map[int]*thrRec
+	dead             counters // threads that ended, as last read
+	cpuBase, cpuLast counters // utime, stime of the whole process
+	ioBase, ioLast   procIO
+	seen             uint64
+	nThreads         int
+	startTicks       int64
+	stat, io         *os.File
 }
 
 // Local watches this machine's /proc: a host, and a target's processes
@@ -98,6 +106,13 @@ type Local struct {
 	states    *stateSampler
 	stacks    *stackRecorder
 	portWhy   string
+	buf       []byte // reused by the once-a-second reading
+	// The thread-state counts as sampled (rawStates) and as reported
+	// (states: with run-queue time moved out of the sleeping classes),
+	// and the run delay at the last snapshot.
+	rawStates, repStates States
+	lastDelay            int64
+	lastAt               time.Time
 	// exclAtLast is the excluded pids' CPU (ns) at the last snapshot.
 	exclAtLast int64
 
@@ -128,7 +143,7 @@ func Open(ctx context.Context, t Target, opt Options) (*Local, error) {
 	l.roots, l.ports = roots, ports
 	l.startTicks = l.uptimeTicks()
 	if l.hasTarget() {
-		for _, pid := range l.proc.tree(roots) {
+		for _, pid := range l.proc.tree(roots, true) {
 			tids, _ := l.proc.tids(pid)
 			if len(tids) == 0 {
 				continue
@@ -161,6 +176,7 @@ func Open(ctx context.Context, t Target, opt Options) (*Local, error) {
 	go l.loop(bg)
 	if l.hasTarget() && opt.StateHz > 0 {
 		l.states = newStateSampler(l.proc, opt.StateHz)
+		l.lastAt = time.Now() // the run delay's split starts here
 		l.states.setThreads(l.currentThreads())
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); l.states.run(bg) }()
@@ -215,12 +231,18 @@ func (l *Local) loop(ctx context.Context) {
 		if l.states != nil {
 			l.states.setThreads(l.currentThreads())
 		}
-		l.mu.Lock()
-		l.seq++
-		l.ring[(l.seq-1)%ringSize] = Second{Seq: l.seq, At: s.At, Interval: Diff(l.prevSec, s)}
-		l.prevSec = s
-		l.mu.Unlock()
+		l.record(s)
 	}
+}
+
+// record keeps the second that ends with s in the ring, overwriting the
+// oldest once it holds ringSize.
+func (l *Local) record(s Snapshot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seq++
+	l.ring[(l.seq-1)%ringSize] = Second{Seq: l.seq, At: s.At, Interval: Diff(l.prevSec, s)}
+	l.prevSec = s
 }
 
 func (l *Local) currentThreads() []threadID {
@@ -260,7 +282,7 @@ func (l *Local) Seconds(ctx context.Context, after int64) ([]Second, error) {
 	if after+1 > first {
 		first = after + 1
 	}
-	var out []Second
+	out := []Second{}
 	for s := first; s <= l.seq; s++ {
 		out = append(out, l.ring[(s-1)%ringSize])
 	}
@@ -285,6 +307,9 @@ func (l *Local) Close() error {
 		l.cancel()
 	}
 	l.wg.Wait()
+	l.mu.Lock()
+	l.closeAll()
+	l.mu.Unlock()
 	if l.states != nil {
 		l.states.close()
 	}
@@ -333,7 +358,9 @@ func (l *Local) take() (Snapshot, error) {
 			s.Missing["port"] = l.portWhy
 		}
 		if l.states != nil {
-			srv.States, srv.StateHz = l.states.counts()
+			var raw States
+			raw, srv.StateHz = l.states.counts()
+			srv.States = l.splitRunnable(raw, srv)
 			s.Sources["states"] = l.states.source()
 		} else {
 			s.Missing["states"] = "thread-state sampler off"
@@ -374,6 +401,36 @@ func (l *Local) take() (Snapshot, error) {
 	}
 	l.last = s
 	return s, nil
+}
+
+// splitRunnable turns the sampler's cumulative counts into the reported
+// ones. /proc/…/syscall reads "running" for every thread in TASK_RUNNING:
+// on a CPU, or runnable and waiting for one (preempted, or woken from a
+// wait and not yet scheduled). The run delay (schedstat) is the time the
+// threads spent waiting for a CPU, so for each interval between snapshots
+// delay / (threads × interval) of all samples were runnable: that many
+// (at most all of them) move from cpu to runnable.
+func (l *Local) splitRunnable(raw States, srv Server) States {
+	d := States{raw.CPU - l.rawStates.CPU, raw.Runnable - l.rawStates.Runnable, raw.Network - l.rawStates.Network,
+		raw.Lock - l.rawStates.Lock, raw.IO - l.rawStates.IO, raw.Idle - l.rawStates.Idle}
+	delay := srv.RunDelayNs - l.lastDelay
+	now := time.Now()
+	secs := 0.0
+	if !l.lastAt.IsZero() {
+		secs = now.Sub(l.lastAt).Seconds()
+	}
+	l.rawStates, l.lastDelay, l.lastAt = raw, srv.RunDelayNs, now
+	if secs > 0 && srv.Threads > 0 && delay > 0 {
+		share := float64(delay) / 1e9 / (secs * float64(srv.Threads))
+		move := min(int64(share*float64(d.Total())+0.5)-d.Runnable, d.CPU)
+		if move > 0 {
+			d.CPU -= move
+			d.Runnable += move
+		}
+	}
+	r := &l.repStates
+	*r = States{r.CPU + d.CPU, r.Runnable + d.Runnable, r.Network + d.Network, r.Lock + d.Lock, r.IO + d.IO, r.Idle + d.Idle}
+	return *r
 }
 
 // procTicks reads a process's utime+stime (ticks), 0 when it is gone.
@@ -451,65 +508,84 @@ func subHost(h, base Host) Host {
 // readServer re-lists the target's processes and threads and returns
 // their counters since the watch began. Threads and processes that ended
 // keep their last reading (folded into a total, their records dropped):
-// what they did after it, at most one second's worth, is lost.
+// what they did after it, at most one second's worth, is lost (CPU of a
+// thread that ended is not: the process's own counters hold it).
 func (l *Local) readServer() Server {
 	var srv Server
-	pids := l.proc.tree(l.roots)
-	buf := make([]byte, 0, 4096)
+	// Children are re-listed every second; in a process with many
+	// threads, those forked by other threads than the main one only
+	// every tenth (reading every thread's children file costs).
+	pids := l.proc.tree(l.roots, l.gen%10 == 1)
+	buf := l.buf[:0]
 	l.threadSet = l.threadSet[:0]
 	for _, pid := range pids {
 		ps := strconv.Itoa(pid)
 		pr := l.procs[pid]
-		pb, err := readInto(&buf, l.proc.path(ps, "stat"))
-		if err != nil {
-			continue
-		}
-		st := parseTaskStat(pb)
-		if !st.ok {
-			continue
-		}
-		if pr != nil && pr.startTicks != st.Starttime {
-			// The pid was reused: the old process ended.
-			l.foldProc(pr)
-			pr = nil
+		var st taskStat
+		if pr != nil {
+			if b, err := preadInto(&buf, pr.stat); err == nil {
+				st = parseTaskStat(b)
+			}
+			if !st.ok || st.Starttime != pr.startTicks {
+				// Ended, or the pid was reused by another process.
+				l.foldProc(pr)
+				delete(l.procs, pid)
+				pr = nil
+			}
 		}
 		if pr == nil {
-			pr = &procRec{pid: pid, comm: st.Comm, threads: map[int]*thrRec{}, startTicks: st.Starttime}
-			if iob, err := readInto(&buf, l.proc.path(ps, "io")); err == nil && !l.bornAfter(st.Starttime) {
-				pr.ioBase = parseIO(iob)
+			f, err := os.Open(l.proc.path(ps, "stat"))
+			if err != nil {
+				continue
+			}
+			b, err := preadInto(&buf, f)
+			if st = parseTaskStat(b); err != nil || !st.ok {
+				f.Close()
+				continue
+			}
+			pr = &procRec{pid: pid, comm: st.Comm, threads: map[int]*thrRec{}, startTicks: st.Starttime, stat: f}
+			pr.io, _ = os.Open(l.proc.path(ps, "io"))
+			if !l.bornAfter(st.Starttime) {
+				pr.cpuBase = counters{utime: st.Utime, stime: st.Stime}
+				if b, err := preadInto(&buf, pr.io); err == nil {
+					pr.ioBase = parseIO(b)
+				}
 			}
 			l.procs[pid] = pr
 		}
 		pr.seen = l.gen
-		if iob, err := readInto(&buf, l.proc.path(ps, "io")); err == nil {
-			pr.ioLast = parseIO(iob)
+		pr.cpuLast = counters{utime: st.Utime, stime: st.Stime}
+		if b, err := preadInto(&buf, pr.io); err == nil {
+			pr.ioLast = parseIO(b)
 		}
 		tids, _ := l.proc.tids(pid)
 		pr.nThreads = 0
 		for _, tid := range tids {
-			c, start, ok := l.readThread(&buf, ps, tid)
-			if !ok {
-				continue
-			}
-			pr.nThreads++
-			l.threadSet = append(l.threadSet, threadID{pid, tid})
 			tr := pr.threads[tid]
 			if tr == nil {
-				tr = &thrRec{}
-				if !l.bornAfter(start) {
-					tr.base = c
+				tr = l.newThread(&buf, ps, tid)
+				if tr == nil {
+					continue
 				}
 				pr.threads[tid] = tr
 			}
+			c, ok := l.readThread(&buf, ps, tid, tr)
+			if !ok {
+				continue // ended: folded below
+			}
 			tr.last, tr.seen = c, l.gen
+			pr.nThreads++
+			l.threadSet = append(l.threadSet, threadID{pid, tid})
 		}
 		for tid, tr := range pr.threads {
 			if tr.seen != l.gen {
 				pr.dead = pr.dead.add(tr.last.sub(tr.base))
+				tr.close()
 				delete(pr.threads, tid)
 			}
 		}
 	}
+	l.buf = buf
 	for pid, pr := range l.procs {
 		if pr.seen != l.gen {
 			l.foldProc(pr)
@@ -521,7 +597,7 @@ func (l *Local) readServer() Server {
 	for _, pr := range l.procs {
 		srv.Processes++
 		srv.Threads += pr.nThreads
-		total = total.add(pr.dead)
+		total = total.add(pr.dead).add(pr.cpuLast.sub(pr.cpuBase))
 		for _, tr := range pr.threads {
 			total = total.add(tr.last.sub(tr.base))
 		}
@@ -536,14 +612,71 @@ func (l *Local) readServer() Server {
 	return srv
 }
 
-// foldProc adds an ended process's last counters to the watch's total.
+// newThread opens a thread's files and reads its start; nil: it ended.
+func (l *Local) newThread(buf *[]byte, ps string, tid int) *thrRec {
+	dir := l.proc.path(ps, "task", strconv.Itoa(tid))
+	b, err := readInto(buf, dir+"/stat")
+	if err != nil {
+		return nil
+	}
+	st := parseTaskStat(b)
+	if !st.ok {
+		return nil
+	}
+	tr := &thrRec{}
+	tr.status, _ = os.Open(dir + "/status")
+	tr.schedRd, _ = os.Open(dir + "/schedstat")
+	if !l.bornAfter(st.Starttime) {
+		c, ok := l.readThread(buf, ps, tid, tr)
+		if !ok {
+			tr.close()
+			return nil
+		}
+		tr.base, tr.last = c, c
+	}
+	return tr
+}
+
+func (t *thrRec) close() {
+	if t.status != nil {
+		t.status.Close()
+	}
+	if t.schedRd != nil {
+		t.schedRd.Close()
+	}
+}
+
+// foldProc adds an ended process's last counters to the watch's total
+// and closes its files.
 func (l *Local) foldProc(pr *procRec) {
-	t := pr.dead
+	t := pr.dead.add(pr.cpuLast.sub(pr.cpuBase))
 	for _, tr := range pr.threads {
 		t = t.add(tr.last.sub(tr.base))
+		tr.close()
 	}
 	l.ended = l.ended.add(t)
 	l.endedIO = addIO(l.endedIO, subIO(pr.ioLast, pr.ioBase))
+	pr.closeFiles()
+}
+
+func (pr *procRec) closeFiles() {
+	if pr.stat != nil {
+		pr.stat.Close()
+	}
+	if pr.io != nil {
+		pr.io.Close()
+	}
+}
+
+// closeAll closes every file the watch holds (Close).
+func (l *Local) closeAll() {
+	for pid, pr := range l.procs {
+		for _, tr := range pr.threads {
+			tr.close()
+		}
+		pr.closeFiles()
+		delete(l.procs, pid)
+	}
 }
 
 func addIO(a, b procIO) procIO {
@@ -558,25 +691,66 @@ func subIO(a, b procIO) procIO {
 // boot) started after the watch began: it then counts from zero.
 func (l *Local) bornAfter(start int64) bool { return l.startTicks > 0 && start > l.startTicks }
 
-// readThread reads one thread's counters and start time.
-func (l *Local) readThread(buf *[]byte, ps string, tid int) (c counters, start int64, ok bool) {
-	dir := l.proc.path(ps, "task", strconv.Itoa(tid))
-	b, err := readInto(buf, dir+"/stat")
+// readThread reads one thread's switches and run delay; ok false: the
+// thread ended (its open files read ESRCH, or its directory is gone).
+func (l *Local) readThread(buf *[]byte, ps string, tid int, tr *thrRec) (c counters, ok bool) {
+	dir := ""
+	read := func(f *os.File, name string) ([]byte, error) {
+		if f != nil {
+			return preadInto(buf, f)
+		}
+		if dir == "" {
+			dir = l.proc.path(ps, "task", strconv.Itoa(tid))
+		}
+		return readInto(buf, dir+"/"+name)
+	}
+	b, err := read(tr.schedRd, "schedstat")
 	if err != nil {
-		return c, 0, false
+		return c, false
 	}
-	st := parseTaskStat(b)
-	if !st.ok {
-		return c, 0, false
+	_, delay, slices := parseSchedstat(b)
+	if tr.read && slices == tr.slices {
+		// Not scheduled since the last reading (schedstat's timeslice
+		// count is unchanged): it cannot have switched either, so its
+		// status, the costliest file here, is not read.
+		c = tr.last
+		c.delay = delay
+		return c, true
 	}
-	c.utime, c.stime, start = st.Utime, st.Stime, st.Starttime
-	if b, err := readInto(buf, dir+"/status"); err == nil {
+	c.delay = delay
+	if b, err := read(tr.status, "status"); err == nil {
 		c.vol, c.invol = parseStatusSwitches(b)
+	} else {
+		return c, false
 	}
-	if b, err := readInto(buf, dir+"/schedstat"); err == nil {
-		_, c.delay, _ = parseSchedstat(b)
+	tr.slices, tr.read = slices, true
+	return c, true
+}
+
+// preadInto reads a /proc file from offset 0 into *buf, reusing its
+// storage (the kernel regenerates the text on every read at 0).
+func preadInto(buf *[]byte, f *os.File) ([]byte, error) {
+	if f == nil {
+		return nil, os.ErrInvalid
 	}
-	return c, start, true
+	b := (*buf)[:cap(*buf)]
+	if len(b) < 4096 {
+		b = make([]byte, 4096)
+	}
+	for {
+		n, err := f.ReadAt(b, 0)
+		if n < len(b) || err != nil && n == 0 {
+			*buf = b
+			if n == 0 && err != nil && err != io.EOF {
+				return nil, err
+			}
+			if n == 0 {
+				return nil, io.EOF
+			}
+			return b[:n], nil
+		}
+		b = make([]byte, 2*len(b)) // did not fit: read again, larger
+	}
 }
 
 // readInto reads a small file into *buf, reusing its storage.

@@ -3,9 +3,6 @@ package sysprobe
 import (
 	"encoding/binary"
 	"fmt"
-	"sort"
-	"strconv"
-	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -211,14 +208,3 @@ func (t *portTracker) conn(m []byte, first bool) bool {
 }
 
 func nlmAlign(n int) int { return (n + unix.NLMSG_ALIGNTO - 1) &^ (unix.NLMSG_ALIGNTO - 1) }
-
-// portsString lists ports for messages.
-func portsString(ports []int) string {
-	s := make([]string, len(ports))
-	sorted := append([]int(nil), ports...)
-	sort.Ints(sorted)
-	for i, p := range sorted {
-		s[i] = strconv.Itoa(p)
-	}
-	return strings.Join(s, ",")
-}

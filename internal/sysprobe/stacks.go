@@ -42,25 +42,29 @@ func StacksAvailable(allowed bool) (bool, string) {
 	return true, ""
 }
 
-// StartStacks starts perf record -F 99 -g on the target's processes.
+// StartStacks starts perf record -F 99 -g on the target's processes (those
+// of the watch when it starts).
 func (l *Local) StartStacks(ctx context.Context) error {
 	if ok, why := StacksAvailable(l.opt.AllowStacks); !ok {
 		return errors.New(why)
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return errors.New("stacks: the watch is closed")
-	}
-	if !l.hasTarget() {
-		return errors.New("stacks: the watch has no server process")
-	}
-	if l.stacks != nil {
-		return errors.New("stacks: already recording")
+	var err error
+	switch {
+	case l.closed:
+		err = errors.New("stacks: the watch is closed")
+	case !l.hasTarget():
+		err = errors.New("stacks: the watch has no server process")
+	case l.stacks != nil:
+		err = errors.New("stacks: already recording")
 	}
 	pids := make([]string, 0, len(l.procs))
 	for pid := range l.procs {
 		pids = append(pids, strconv.Itoa(pid))
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return err
 	}
 	if len(pids) == 0 {
 		return errors.New("stacks: the server's processes ended")
@@ -79,12 +83,22 @@ func (l *Local) StartStacks(ctx context.Context) error {
 	}
 	go func() { r.done <- r.cmd.Wait() }()
 	// perf exits at once when it may not trace (perf_event_paranoid,
-	// no CAP_PERFMON): tell that now rather than at StopStacks.
+	// no CAP_PERFMON): tell that now rather than at StopStacks. The
+	// watch's lock is not held meanwhile: snapshots go on.
 	select {
 	case err := <-r.done:
 		os.RemoveAll(dir)
 		return fmt.Errorf("stacks: perf record exited: %v: %s", err, firstLine(r.stderr.String()))
 	case <-time.After(200 * time.Millisecond):
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed || l.stacks != nil {
+		r.abort()
+		if l.closed {
+			return errors.New("stacks: the watch is closed")
+		}
+		return errors.New("stacks: already recording")
 	}
 	l.stacks = r
 	return nil
@@ -115,7 +129,7 @@ func (l *Local) StopStacks(ctx context.Context) (Folded, error) {
 		<-r.done
 		return Folded{}, ctx.Err()
 	}
-	cmd := exec.CommandContext(ctx, "perf", "script", "-i", r.out, "-F", "comm,ip,sym")
+	cmd := exec.CommandContext(ctx, "perf", "script", "-i", r.out, "-F", "comm,ip,sym,dso")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -83,7 +83,8 @@ type thrFiles struct {
 type stateSampler struct {
 	proc    procFS
 	hz      int
-	perTick int // threads read per tick at most; round-robin over all
+	perTick int // threads read per tick at most
+	lastK   int // threads read per tick, last tick
 
 	mu      sync.Mutex // guards counts, pending
 	total   States
@@ -102,9 +103,13 @@ type stateSampler struct {
 	lastN   int
 }
 
-// statesPerTick bounds the reads per tick: see docs/cost.md ("Where the
-// server's threads are") for the measurement behind it.
-const statesPerTick = 200
+// statesPerTick bounds the threads read per tick; the sampler reads them
+// round-robin, so that every thread is sampled at the same mean rate (hz ×
+// statesPerTick / threads when there are more threads than that). A read
+// costs about 2 µs of CPU here; the tick's wakeup itself costs more on a
+// busy virtual machine. docs/cost.md ("Where the server's threads are")
+// has the measurements behind the figure.
+const statesPerTick = 16
 
 func newStateSampler(p procFS, hz int) *stateSampler {
 	return &stateSampler{proc: p, hz: hz, perTick: statesPerTick, byID: map[threadID]*thrFiles{},
@@ -127,9 +132,8 @@ func (s *stateSampler) counts() (States, int) {
 
 func (s *stateSampler) source() string {
 	s.mu.Lock()
-	n, why := s.lastN, s.memWhy
+	n, k, why := s.lastN, s.lastK, s.memWhy
 	s.mu.Unlock()
-	k := min(n, s.perTick)
 	src := fmt.Sprintf("/proc/PID/task/TID/syscall at %d Hz, %d of %d threads per tick (round-robin)", s.hz, k, n)
 	if why != "" {
 		src += "; " + why
@@ -190,6 +194,7 @@ func (s *stateSampler) sampleTick() {
 		}
 	}
 	s.mu.Lock()
+	s.lastK = k
 	s.total.CPU += c.CPU
 	s.total.Runnable += c.Runnable
 	s.total.Network += c.Network
@@ -225,11 +230,13 @@ func (s *stateSampler) classify(tf *thrFiles) state {
 	case !ok:
 		return stGone
 	case running:
+		// TASK_RUNNING: on a CPU or waiting for one; the snapshot splits
+		// the two with the run delay (Local.splitRunnable).
 		return stCPU
 	case nr < 0:
-		// Not in a system call and not on a CPU: preempted (R), or in
-		// the kernel for another reason, a page fault most often (D:
-		// io). The stat file tells; "-1" is rare, so is this read.
+		// Asleep outside any system call: a page fault waiting for the
+		// disk (D) most often, or stopped. The stat file tells; "-1" is
+		// rare, so is this read.
 		return s.fromStat(tf)
 	}
 	kind := kindIdle
@@ -299,9 +306,11 @@ func (s *stateSampler) firstPollFd(pid int32, addr int64) (int32, bool) {
 		if err != nil {
 			f = nil
 			s.mu.Lock()
+			s.mu.Lock()
 			if s.memWhy == "" {
 				s.memWhy = "poll's descriptors unreadable (" + err.Error() + "): a thread in poll counts as network"
 			}
+			s.mu.Unlock()
 			s.mu.Unlock()
 		}
 		s.mem[pid] = f

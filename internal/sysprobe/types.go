@@ -9,6 +9,18 @@
 // Second is the difference of two consecutive once-a-second snapshots.
 // Types here are the agent's wire format (API version APIVersion): fields
 // are only ever added.
+//
+// Open starts a watch on this machine (Local). Thread states come from
+// /proc/PID/task/TID/syscall, verified on Linux 6.18: "running" for any
+// thread in TASK_RUNNING, on a CPU or waiting for one (the kernel answers
+// so whenever the state is 0), hence cpu and runnable are split with the
+// threads' run delay (schedstat); "-1 sp pc" for a thread asleep outside a
+// system call; else the call's number and arguments, the first being the
+// descriptor of read, write, recv, epoll_wait and the like. pread at
+// offset 0 regenerates these files (syscall, stat, status, schedstat, io),
+// so they are opened once and re-read without allocating. docs/cost.md
+// ("Where the server's threads are") describes every figure, its limits
+// and the sampler's measured cost.
 package sysprobe
 
 import (
