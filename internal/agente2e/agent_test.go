@@ -1,6 +1,7 @@
 package agente2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -259,6 +260,7 @@ func TestAgentEndToEnd(t *testing.T) {
 	for _, kind := range []string{"postgres", "mariadb"} {
 		t.Run(kind, func(t *testing.T) { s.modes(t, kind) })
 	}
+	// These use the postgres subtest's schema.
 	t.Run("agent killed mid-run", s.killedAgent)
 	t.Run("refused before the run", s.refused)
 	t.Run("secrets", s.noSecrets)
@@ -444,18 +446,38 @@ func (s *site) killedAgent(t *testing.T) {
 	u := s.url("postgres", "e2e_agent")
 	a := s.agent(t)
 	cmd := exec.Command(s.bin, "run", "tpcc", "--db", u, "--mode", "procedure", "--agent", a.Addr,
-		"--agent-token-file", a.TokenFile, "--json", "--vus", "2", "--rampup", "1s", "-T", "8s")
+		"--agent-token-file", a.TokenFile, "--json", "-P", "1", "--vus", "2", "--rampup", "1s", "-T", "8s")
 	cmd.Env = s.env()
 	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.Stdout = &o
+	pipe, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Well inside the measured interval (1 s of ramp-up, then 8 s).
-	time.Sleep(4 * time.Second)
-	a.Kill()
-	err := cmd.Wait()
+	// Killed at the second progress line of the measured interval (not
+	// at a time: a busy machine may take seconds to start the run).
+	sc := bufio.NewScanner(pipe)
+	measured := 0
+	for sc.Scan() {
+		e.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "progress: ") && !strings.Contains(sc.Text(), "(ramp-up") {
+			if measured++; measured == 2 {
+				a.Kill()
+				break
+			}
+		}
+	}
+	for sc.Scan() {
+		e.WriteString(sc.Text() + "\n")
+	}
+	err = cmd.Wait()
 	s.record(o.String(), e.String())
+	if measured < 2 {
+		t.Fatalf("the run ended before its measured interval's second progress line: %s", s.redact(e.String()))
+	}
 	if err != nil {
 		t.Fatalf("run with its agent killed: %v (exit %d, want 0 as without it): %s", err, cmd.ProcessState.ExitCode(), s.redact(e.String()))
 	}
