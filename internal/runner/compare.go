@@ -243,6 +243,13 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if env.DryRun {
 		return nil, nil
 	}
+	// The job records the seed the cells run with, so that its command
+	// line repeats the compare.
+	env.Job.SetSeed(o.Seed)
+	modes, info, err := validateMatrix(ctx, w, urls, o)
+	if err != nil {
+		return nil, err
+	}
 	if agentSpec != nil {
 		// The agent must answer and find the server before the first
 		// cell; each cell then opens a watch of its own.
@@ -252,13 +259,6 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 		}
 		_ = ac.watch.Close()
 		ac.close()
-	}
-	// The job records the seed the cells run with, so that its command
-	// line repeats the compare.
-	env.Job.SetSeed(o.Seed)
-	modes, info, err := validateMatrix(ctx, w, urls, o)
-	if err != nil {
-		return nil, err
 	}
 	env.Job.SetMatrix(info, joinModes(modes))
 

@@ -284,13 +284,6 @@ func (op *opened) open(ctx context.Context, env RunEnv, rs *resolved, url string
 	o, w, plan := rs.o, rs.w, rs.plan
 	isScript := rs.script != nil
 	var err error
-	if rs.agent != nil && rs.role != roleWorker {
-		// Before the database: an agent that does not answer or does not
-		// find the server stops the run before anything is built or run.
-		if op.agent, err = openAgent(ctx, env.Stderr, rs.agent, url, o.Agent.Stacks, o.StopTimeout); err != nil {
-			return err
-		}
-	}
 	if o.Metrics != "" && env.Metrics != nil {
 		if op.ms, err = env.Metrics(o.Metrics, o.MetricsLinger, env.Stderr, o.JSON); err != nil {
 			return err
@@ -306,6 +299,14 @@ func (op *opened) open(ctx context.Context, env RunEnv, rs *resolved, url string
 	}
 	s := op.s
 	rs.mode = s.Mode
+	if rs.agent != nil && rs.role != roleWorker {
+		// Once the database answers, before anything is built or run:
+		// an agent that does not answer or does not find the server
+		// stops the run here.
+		if op.agent, err = openAgent(ctx, env.Stderr, rs.agent, url, o.Agent.Stacks, o.StopTimeout); err != nil {
+			return err
+		}
+	}
 	if err := attachOrBuild(ctx, env, rs, s); err != nil {
 		return err
 	}
