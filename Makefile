@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -42,7 +42,7 @@ vet:
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
-UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-kube unit-packages unit-modernc
+UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-kube unit-packages unit-modernc
 UNIT_JOBS ?= 6
 unit:
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
@@ -52,11 +52,17 @@ unit:
 # The slowest packages alone, the rest together. -parallel 4: their
 # parallel tests wait on servers and run durations more than they compute,
 # so more of them than the 2 CPUs run at once.
-SLOW_PACKAGES = /internal/(cli|db/postgres|db/mysql|faults|kube)$$
+SLOW_PACKAGES = /internal/(cli|db/postgres|db/mysql|faults|kube|agente2e)$$
 unit-db-postgres:
 	$(GO) test -count=1 -timeout 14m -parallel 4 ./internal/db/postgres/
 unit-db-mysql:
 	$(GO) test -count=1 -timeout 15m -parallel 4 ./internal/db/mysql/
+# Issue 25's end-to-end tests of sledge agent: servers and agents in a
+# network namespace of the tests' own (as root with ip netns), else on
+# loopback; their own servers, not the shared ones (server-wide figures).
+# About 2 minutes (130 s at a load average of 8, 2026-11-27).
+unit-agent-e2e:
+	$(GO) test -count=1 -timeout 8m ./internal/agente2e/
 # TestDockerfileStaticBuild builds sledge as the Dockerfile does (static,
 # -trimpath, modernc.org/sqlite): with a cold build cache, every package
 # compiled again (about 7 minutes on a busy machine).
@@ -186,6 +192,24 @@ bench-scaleout: servers
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh
+
+## bench-agent: issue 25's `sledge agent` on private servers, the agent its
+## own process on loopback with a token: sledge run tpcc (PostgreSQL, 4
+## VUs, procedure) with and without --agent in 5 alternating rounds
+## (median NOPM and ratio), then the agent's own CPU over a minute while it
+## watches a server with 200 idle connections at 100 Hz (PostgreSQL: 200
+## processes; MariaDB: 200 threads), with its CPU profile's top lines.
+## About 8 minutes. Figures go to docs/benchmarks.md, "The agent".
+bench-agent: servers
+	$(GO) run ./internal/benchtool/agent -parts overhead,cpu -rounds 5 -vus 4 -rampup 3s -duration 20s -cpu-for 1m -connections 200 -profile $(CURDIR)/test-artifacts/agent-profiles
+
+## bench-agent-seed: issue 25 §3's table: MariaDB and PostgreSQL, 4 VUs, in
+## procedure, client, prepared, batched and pipeline modes, each one run of
+## 10 s with the agent as its own process: context switches (client and
+## server), run-queue delay, network share, port bytes and CPU per
+## transaction (docs/benchmarks.md, docs/cost.md). About 4 minutes.
+bench-agent-seed: servers
+	$(GO) run ./internal/benchtool/agent -seed -dbs mariadb,postgres -modes procedure,client,prepared,batched,pipeline -vus 4 -warehouses 4 -rampup 2s -duration 10s
 
 ## soak: 10 minutes of sledge run with 32 VUs on a private PostgreSQL,
 ## sampling the sledge process's RSS; fails if it grows more than 10% after

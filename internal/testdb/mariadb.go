@@ -60,7 +60,13 @@ func lookPath(names ...string) string {
 // server: a fresh data directory in a temporary directory, a free loopback
 // port and a unix socket in that directory, and root with a password over
 // both. It returns ErrUnavailable when the binaries are not installed.
-func StartMariaDB(ctx context.Context) (*Server, error) {
+func StartMariaDB(ctx context.Context) (*Server, error) { return startMariaDB(ctx, nil) }
+
+// startMariaDB starts the server on loopback, or with ns inside that
+// network namespace, listening on its address at MariaDB's usual port
+// (netns.go), as another host's server would. Its unix socket is reached
+// from outside the namespace as well: setting up root goes through it.
+func startMariaDB(ctx context.Context, ns *Netns) (*Server, error) {
 	server := lookPath("mariadbd", "mysqld")
 	installDB := lookPath("mariadb-install-db", "mysql_install_db")
 	if server == "" || installDB == "" {
@@ -96,14 +102,17 @@ func StartMariaDB(ctx context.Context) (*Server, error) {
 		return fail(fmt.Errorf("mariadb: %s: %w: %s", filepath.Base(installDB), err, lastLines(out, 5)))
 	}
 
-	port, err := FreePort()
-	if err != nil {
+	// root's TCP account is for the address sledge connects from.
+	client, port := "127.0.0.1", 3306
+	if ns != nil {
+		srv.Host, client = ns.Addr, ns.HostAddr
+	} else if port, err = FreePort(); err != nil {
 		return fail(err)
 	}
 	srv.Port = port
 	logFile := filepath.Join(dir, "error.log")
 	args = append([]string{"--no-defaults", "--datadir=" + data, "--socket=" + srv.Socket,
-		"--port=" + strconv.Itoa(port), "--bind-address=127.0.0.1",
+		"--port=" + strconv.Itoa(port), "--bind-address=" + srv.Host,
 		"--pid-file=" + filepath.Join(dir, "mysqld.pid"), "--log-error=" + logFile,
 		"--tmpdir=" + dir}, userArgs...)
 	args = append(args, mariadbSettings...)
@@ -115,7 +124,11 @@ func StartMariaDB(ctx context.Context) (*Server, error) {
 		exited chan error
 	)
 	launch := func(ctx context.Context, withPassword bool) error {
-		c := exec.Command(server, args...)
+		argv := append([]string{server}, args...)
+		if ns != nil {
+			argv = ns.Wrap(argv...) // ip netns exec execs it: the same pid
+		}
+		c := exec.Command(argv[0], argv[1:]...)
 		// Its own process group, so a Ctrl-C meant for the test does not
 		// reach it before Stop shuts it down cleanly.
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -161,7 +174,7 @@ func StartMariaDB(ctx context.Context) (*Server, error) {
 		srv.Stop()
 		return nil, err
 	}
-	if err := setupRoot(ctx, srv); err != nil {
+	if err := setupRoot(ctx, srv, client); err != nil {
 		srv.Stop()
 		return nil, err
 	}
@@ -222,9 +235,9 @@ func waitMariaDB(ctx context.Context, srv *Server, exited <-chan error, logFile 
 	}
 }
 
-// setupRoot gives root a password, also for TCP connections from
-// 127.0.0.1 (a separate account), and reads the version.
-func setupRoot(ctx context.Context, srv *Server) error {
+// setupRoot gives root a password, also for TCP connections from client
+// (127.0.0.1, a separate account), and reads the version.
+func setupRoot(ctx context.Context, srv *Server, client string) error {
 	db, err := sql.Open("mysql", socketDSN(srv, false))
 	if err != nil {
 		return fmt.Errorf("mariadb: %w", err)
@@ -232,9 +245,9 @@ func setupRoot(ctx context.Context, srv *Server) error {
 	defer db.Close()
 	pw := strings.ReplaceAll(srv.Password, "'", "''")
 	for _, q := range []string{
-		"CREATE USER IF NOT EXISTS 'root'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
-		"ALTER USER 'root'@'127.0.0.1' IDENTIFIED BY '" + pw + "'",
-		"GRANT ALL PRIVILEGES ON *.* TO 'root'@'127.0.0.1' WITH GRANT OPTION",
+		"CREATE USER IF NOT EXISTS 'root'@'" + client + "' IDENTIFIED BY '" + pw + "'",
+		"ALTER USER 'root'@'" + client + "' IDENTIFIED BY '" + pw + "'",
+		"GRANT ALL PRIVILEGES ON *.* TO 'root'@'" + client + "' WITH GRANT OPTION",
 		"ALTER USER 'root'@'localhost' IDENTIFIED BY '" + pw + "'",
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {

@@ -58,7 +58,7 @@ func StartPostgresWith(ctx context.Context, settings ...string) (*Server, error)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: temp dir: %w", err)
 	}
-	srv, err := startPostgres(ctx, bin, dir, append(slices.Clip(postgresSettings), settings...))
+	srv, err := startPostgres(ctx, bin, dir, append(slices.Clip(postgresSettings), settings...), nil)
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -90,7 +90,10 @@ func versionOf(bin string) float64 {
 	return v
 }
 
-func startPostgres(ctx context.Context, bin, dir string, settings []string) (*Server, error) {
+// startPostgres starts the server on loopback, or with ns inside that
+// network namespace, listening on its address at PostgreSQL's usual port
+// (netns.go), as another host's server would.
+func startPostgres(ctx context.Context, bin, dir string, settings []string, ns *Netns) (*Server, error) {
 	// initdb and postgres refuse to run as root: run them as postgres, in
 	// a directory that user owns.
 	var cred *syscall.Credential
@@ -107,10 +110,16 @@ func startPostgres(ctx context.Context, bin, dir string, settings []string) (*Se
 		}
 	}
 	run := func(ctx context.Context, name string, args ...string) ([]byte, error) {
-		cmd := exec.CommandContext(ctx, filepath.Join(bin, name), args...)
+		argv := append([]string{filepath.Join(bin, name)}, args...)
+		if ns != nil {
+			// ip netns exec needs root; the server runs as postgres
+			// inside the namespace.
+			argv = ns.Wrap(append([]string{"runuser", "-u", "postgres", "--"}, argv...)...)
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "LC_ALL=C", "TZ=UTC")
-		if cred != nil {
+		if cred != nil && ns == nil {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		}
 		var out bytes.Buffer
@@ -143,12 +152,23 @@ func startPostgres(ctx context.Context, bin, dir string, settings []string) (*Se
 	}
 	_ = os.Remove(pwfile)
 
-	port, err := FreePort()
-	if err != nil {
-		return nil, err
+	listen, port := "127.0.0.1", 5432
+	if ns != nil {
+		// sledge connects from the host's end of the veth pair.
+		listen, s.Host = ns.Addr, ns.Addr
+		line := "host all all " + ns.HostAddr + "/32 scram-sha-256\n"
+		if err := appendFile(filepath.Join(data, "pg_hba.conf"), line); err != nil {
+			return nil, fmt.Errorf("postgres: %w", err)
+		}
+	} else {
+		p, err := FreePort()
+		if err != nil {
+			return nil, err
+		}
+		port = p
 	}
 	s.Port = port
-	opts := []string{"-c listen_addresses=127.0.0.1", "-p " + strconv.Itoa(port),
+	opts := []string{"-c listen_addresses=" + listen, "-p " + strconv.Itoa(port),
 		"-c unix_socket_directories=" + dir}
 	// A later -c of the same name wins: the caller's settings override.
 	for _, o := range settings {
@@ -201,6 +221,19 @@ func startPostgres(ctx context.Context, bin, dir string, settings []string) (*Se
 	}
 	s.Version = v
 	return s, nil
+}
+
+// appendFile appends text to an existing file.
+func appendFile(name, text string) error {
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(text); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // pgTail is the end of a command's output, on one line, for an error.
