@@ -177,6 +177,13 @@ var flameChartJS string
 //go:embed flame.js
 var flameJS string
 
+// FlameFiles are the flame graph's library and sledge's wrapper of it, by
+// the path the service's page loads them from: the page and the report
+// draw stacks with the same files, kept once, here.
+func FlameFiles() map[string]string {
+	return map[string]string{"vendor/flame-chart-js/flame-chart.min.js": flameChartJS, "flame.js": flameJS}
+}
+
 // flame is one cell's flame graph as the template shows it.
 type flame struct{ Cell, Folded, About string }
 

@@ -189,22 +189,3 @@ func TestReportThreadsAndFlame(t *testing.T) {
 		t.Errorf("the report requested %q: it must load nothing", rq)
 	}
 }
-
-// The flame graph's library and wrapper are the same files in the
-// report's and the page's embed directories.
-func TestFlameFilesMatchThePage(t *testing.T) {
-	for _, f := range []string{"flame.js", "vendor/flame-chart-js/flame-chart.min.js", "vendor/flame-chart-js/LICENSE",
-		"vendor/flame-chart-js/LICENSE.bundled", "vendor/flame-chart-js/README.md"} {
-		a, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := os.ReadFile(filepath.Join("..", "service", "web", f))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s differs from internal/service/web/%s: copy it over", f, f)
-		}
-	}
-}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/report"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -283,6 +285,18 @@ func TestServePageServerSidePostgres(t *testing.T) {
 		evalJSON(t, ctx, `document.querySelector("#detail .server-side").textContent`, &why)
 		if !strings.Contains(why, "no stacks: "+res.Stacks.Why) {
 			t.Errorf("the page does not say why there are no stacks (%q)", res.Stacks.Why)
+		}
+	}
+}
+
+// The page loads the flame graph's library and wrapper from the service,
+// which serves the compare report's copies (one copy in the repository).
+func TestPageServesTheReportsFlameFiles(t *testing.T) {
+	s := startService(t, "")
+	for path, want := range report.FlameFiles() {
+		code, body := call(t, s.url, "", http.MethodGet, "/"+path, nil)
+		if code != http.StatusOK || string(body) != want {
+			t.Errorf("GET /%s: %d, %d bytes, want the report's %d", path, code, len(body), len(want))
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/jobs"
+	"github.com/sledge-bench/sledge/internal/report"
 	"github.com/sledge-bench/sledge/internal/runner"
 )
 
@@ -136,6 +138,7 @@ func (s *Service) Handler() http.Handler {
 	})))
 	static, _ := fs.Sub(webFS, "web")
 	files := http.FileServerFS(static)
+	flames := report.FlameFiles() // the flame graph's scripts, the report's copy
 	root.Handle("/", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
@@ -146,6 +149,11 @@ func (s *Service) Handler() http.Handler {
 		w.Header().Set("Content-Security-Policy", "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:")
 		w.Header().Set("X-Content-Type-Options", "nosniff")
 		w.Header().Set("Referrer-Policy", "no-referrer")
+		if js, ok := flames[strings.TrimPrefix(r.URL.Path, "/")]; ok {
+			w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+			io.WriteString(w, js)
+			return
+		}
 		files.ServeHTTP(w, r)
 	}))
 	return root
