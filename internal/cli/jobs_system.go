@@ -73,42 +73,14 @@ func printSystemSeries(out io.Writer, r *jobs.Record) {
 		fmt.Fprintln(tw, "port in KB/s\tout KB/s\thost usr\tsys\tidle\t")
 		for i := 0; i < n; i += group {
 			g := server[i:min(i+group, n)]
-			var secs float64
-			var srv sysprobe.Server
-			var cpu sysprobe.CPUTimes
-			port := false
+			var sum sysprobe.Interval
 			for _, x := range g {
-				secs += x.Interval.Seconds
-				c := x.Interval.Host.CPU
-				cpu.User += c.User
-				cpu.Nice += c.Nice
-				cpu.System += c.System
-				cpu.Idle += c.Idle
-				cpu.IOWait += c.IOWait
-				cpu.IRQ += c.IRQ
-				cpu.SoftIRQ += c.SoftIRQ
-				cpu.Steal += c.Steal
-				if s := x.Interval.Server; s != nil {
-					srv.UserNs += s.UserNs
-					srv.SysNs += s.SysNs
-					srv.Voluntary += s.Voluntary
-					srv.Involuntary += s.Involuntary
-					srv.RunDelayNs += s.RunDelayNs
-					srv.States.CPU += s.States.CPU
-					srv.States.Runnable += s.States.Runnable
-					srv.States.Network += s.States.Network
-					srv.States.Lock += s.States.Lock
-					srv.States.IO += s.States.IO
-					srv.States.Idle += s.States.Idle
-					if s.Port != nil {
-						port = true
-						if srv.Port == nil {
-							srv.Port = &sysprobe.Port{}
-						}
-						srv.Port.BytesIn += s.Port.BytesIn
-						srv.Port.BytesOut += s.Port.BytesOut
-					}
-				}
+				sum.Add(x.Interval)
+			}
+			secs, cpu, srv := sum.Seconds, sum.Host.CPU, sum.Server
+			port := srv != nil && srv.Port != nil
+			if srv == nil {
+				srv = &sysprobe.Server{}
 			}
 			if secs <= 0 {
 				secs = float64(len(g))
@@ -146,22 +118,11 @@ func printSystemSeries(out io.Writer, r *jobs.Record) {
 		fmt.Fprintln(tw, "s\tphase\tusr\tsys\tiowait\tidle\tother\t")
 		for i := 0; i < n; i += group {
 			g := client[i:min(i+group, n)]
-			var secs float64
-			var cpu sysprobe.CPUTimes
-			var other int64
+			var sum sysprobe.Interval
 			for _, x := range g {
-				secs += x.Interval.Seconds
-				c := x.Interval.Host.CPU
-				cpu.User += c.User
-				cpu.Nice += c.Nice
-				cpu.System += c.System
-				cpu.Idle += c.Idle
-				cpu.IOWait += c.IOWait
-				cpu.IRQ += c.IRQ
-				cpu.SoftIRQ += c.SoftIRQ
-				cpu.Steal += c.Steal
-				other += x.Interval.Host.OtherCPU
+				sum.Add(x.Interval)
 			}
+			secs, cpu, other := sum.Seconds, sum.Host.CPU, sum.Host.OtherCPU
 			if secs <= 0 {
 				secs = float64(len(g))
 			}

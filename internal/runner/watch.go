@@ -188,7 +188,7 @@ func (f *followers) sum(w *watched, s sysprobe.Second) {
 	w.accTx += f.completedAt(end) - f.completedAt(begin)
 	w.accN++
 	w.runnable += float64(s.Interval.Host.ProcsRunning)
-	addInterval(&w.acc, s.Interval)
+	w.acc.Add(s.Interval)
 }
 
 // close stops the loops.
@@ -276,107 +276,6 @@ func (w *watched) edgeErr() string {
 		}
 	}
 	return ""
-}
-
-// addInterval adds b's counters to a (gauges: b's).
-func addInterval(a *sysprobe.Interval, b sysprobe.Interval) {
-	a.Seconds += b.Seconds
-	addHost(&a.Host, b.Host)
-	if b.Server != nil {
-		if a.Server == nil {
-			a.Server = &sysprobe.Server{}
-		}
-		s, d := a.Server, b.Server
-		s.Processes, s.Threads, s.StateHz = d.Processes, d.Threads, d.StateHz
-		s.UserNs += d.UserNs
-		s.SysNs += d.SysNs
-		s.Voluntary += d.Voluntary
-		s.Involuntary += d.Involuntary
-		s.RunDelayNs += d.RunDelayNs
-		s.ReadBytes += d.ReadBytes
-		s.WriteBytes += d.WriteBytes
-		s.ReadCalls += d.ReadCalls
-		s.WriteCalls += d.WriteCalls
-		st := &s.States
-		st.CPU += d.States.CPU
-		st.Runnable += d.States.Runnable
-		st.Network += d.States.Network
-		st.Lock += d.States.Lock
-		st.IO += d.States.IO
-		st.Idle += d.States.Idle
-		if d.Port != nil {
-			if s.Port == nil {
-				s.Port = &sysprobe.Port{Port: d.Port.Port}
-			}
-			s.Port.BytesIn += d.Port.BytesIn
-			s.Port.BytesOut += d.Port.BytesOut
-			s.Port.ClosedLost += d.Port.ClosedLost
-			s.Port.Connections = d.Port.Connections
-		}
-	}
-	for _, m := range b.Missing {
-		if !contains(a.Missing, m) {
-			a.Missing = append(a.Missing, m)
-		}
-	}
-}
-
-func addHost(a *sysprobe.Host, b sysprobe.Host) {
-	addCPU := func(x *sysprobe.CPUTimes, y sysprobe.CPUTimes) {
-		x.User += y.User
-		x.Nice += y.Nice
-		x.System += y.System
-		x.Idle += y.Idle
-		x.IOWait += y.IOWait
-		x.IRQ += y.IRQ
-		x.SoftIRQ += y.SoftIRQ
-		x.Steal += y.Steal
-	}
-	a.CPUs = b.CPUs
-	addCPU(&a.CPU, b.CPU)
-	for i, c := range b.PerCPU {
-		if i >= len(a.PerCPU) {
-			a.PerCPU = append(a.PerCPU, sysprobe.CPUTimes{})
-		}
-		addCPU(&a.PerCPU[i], c)
-	}
-	a.ContextSwitch += b.ContextSwitch
-	a.Interrupts += b.Interrupts
-	a.ProcsRunning, a.ProcsBlocked = b.ProcsRunning, b.ProcsBlocked
-	a.MemTotal, a.MemAvailable = b.MemTotal, b.MemAvailable
-	a.OtherCPU += b.OtherCPU
-	if len(b.Net) > 0 && a.Net == nil {
-		a.Net = map[string]sysprobe.NetCounters{}
-	}
-	for k, v := range b.Net {
-		n := a.Net[k]
-		n.RxBytes += v.RxBytes
-		n.TxBytes += v.TxBytes
-		n.RxPackets += v.RxPackets
-		n.TxPackets += v.TxPackets
-		a.Net[k] = n
-	}
-	if len(b.Disk) > 0 && a.Disk == nil {
-		a.Disk = map[string]sysprobe.DiskCounters{}
-	}
-	for k, v := range b.Disk {
-		d := a.Disk[k]
-		d.Reads += v.Reads
-		d.Writes += v.Writes
-		d.ReadBytes += v.ReadBytes
-		d.WrittenBytes += v.WrittenBytes
-		d.IOTimeMs += v.IOTimeMs
-		a.Disk[k] = d
-	}
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // oneLineErr is err's message on one line.
