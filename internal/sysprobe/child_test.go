@@ -23,7 +23,10 @@ import (
 // it is set up and running until its stdin closes.
 
 var (
-	pg = testdb.LazyPostgres()
+	// A PostgreSQL of the package's own: TestPostgres needs the
+	// postmaster's pid, which a server shared by the whole test run
+	// (testdb.LazyPostgres under make test) does not give.
+	pg = testdb.NewLazy(testdb.StartPostgres)
 	my = testdb.LazyMariaDB()
 )
 
