@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -42,7 +42,7 @@ vet:
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
-UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-kube unit-packages unit-modernc
+UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-kube unit-packages unit-modernc
 UNIT_JOBS ?= 6
 unit:
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
@@ -76,6 +76,8 @@ unit-packages:
 CLI_WORKERS = ^Test(Workers|WorkerKilled|ContractRunWorkers)
 CLI_SERVERS = ^Test(SecretsNeverLeak|DatabaseTPMAgreesWithClient|OtherActivityMakesClientTheHeadline|ComparePostgres|CompareTPCHSQLiteAndPostgres)$$
 CLI_PGBENCH = ^Test(Pgbench|ScriptsOnEveryDatabase$$|SuggestedCommandsCanBePasted$$|EveryTransactionFailsExits3$$|PerStatementRollbacksAreNotFailures$$|RunConnectPerTxReport$$)
+# Issue 25's runs through sledge agent and what they keep.
+CLI_AGENT = ^Test(AgentProcess|ContractRunAgent$$|RunAgent|CompareAgent$$|ContractAgent$$|JobsExport(No)?Stacks$$|RunKeepsSystemSeries$$|CompareServerSideEndToEnd$$|ContractSystemMetrics$$)
 CLI_SQLITE = ^Test(ModesLeaveTheSameContents|InterruptPrintsSummaryAndExits130|VersionNamesTheBuild|InterruptedBuildIsIncomplete|JobsSurviveSIGKILL|ExecuteParity|RunMetrics|BuildPrintsOneRowTotal)$$
 unit-cli-workers:
 	$(GO) test -count=1 -timeout 12m -run '$(CLI_WORKERS)' ./internal/cli/
@@ -85,8 +87,10 @@ unit-cli-pgbench:
 	$(GO) test -count=1 -timeout 12m -parallel 4 -run '$(CLI_PGBENCH)' ./internal/cli/
 unit-cli-sqlite:
 	$(GO) test -count=1 -timeout 12m -run '$(CLI_SQLITE)' ./internal/cli/
+unit-cli-agent:
+	$(GO) test -count=1 -timeout 12m -parallel 4 -run '$(CLI_AGENT)' ./internal/cli/
 unit-cli-rest:
-	$(GO) test -count=1 -timeout 16m -skip '$(CLI_WORKERS)|$(CLI_SERVERS)|$(CLI_PGBENCH)|$(CLI_SQLITE)' ./internal/cli/
+	$(GO) test -count=1 -timeout 16m -skip '$(CLI_WORKERS)|$(CLI_SERVERS)|$(CLI_PGBENCH)|$(CLI_SQLITE)|$(CLI_AGENT)' ./internal/cli/
 
 # The packages that use SQLite again on the pure-Go driver, and of
 # internal/cli the tests whose outcome the SQLite driver can change: runs,
@@ -110,6 +114,8 @@ fuzz-short:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpenURL$$' -fuzztime 40000x ./internal/db/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 150000x ./internal/pgbench/
 	$(GO) test -run '^$$' -fuzz '^FuzzRunFlags$$' -fuzztime 2500x ./internal/cli/
+	$(GO) test -run '^$$' -fuzz '^FuzzWatchRequest$$' -fuzztime 20000x ./internal/agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsers$$' -fuzztime 30000x ./internal/sysprobe/
 
 # Longer fuzzing, about 2 minutes per target here (counts, as above).
 fuzz:
@@ -118,6 +124,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzOpenURL$$' -fuzztime 1000000x ./internal/db/
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime 3000000x ./internal/pgbench/
 	$(GO) test -run '^$$' -fuzz '^FuzzRunFlags$$' -fuzztime 100000x ./internal/cli/
+	$(GO) test -run '^$$' -fuzz '^FuzzWatchRequest$$' -fuzztime 800000x ./internal/agent/
+	$(GO) test -run '^$$' -fuzz '^FuzzParsers$$' -fuzztime 1000000x ./internal/sysprobe/
 
 build:
 	$(GO) build -buildvcs=true -o bin/sledge ./cmd/sledge
