@@ -23,11 +23,12 @@ import (
 // it is set up and running until its stdin closes.
 
 var (
-	// A PostgreSQL of the package's own: TestPostgres needs the
-	// postmaster's pid, which a server shared by the whole test run
-	// (testdb.LazyPostgres under make test) does not give.
+	// Servers of the package's own: TestPostgres needs the postmaster's
+	// pid, which a server shared by the whole test run (testdb.LazyPostgres
+	// under make test) does not give, and TestMariaDB a server no other
+	// test has clients on.
 	pg = testdb.NewLazy(testdb.StartPostgres)
-	my = testdb.LazyMariaDB()
+	my = testdb.NewLazy(testdb.StartMariaDB)
 )
 
 func TestMain(m *testing.M) {

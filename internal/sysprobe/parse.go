@@ -313,6 +313,27 @@ func parseListenInodes(b []byte, port int) map[uint64]int {
 	return m
 }
 
+// parseUnixListenInodes reads /proc/net/unix: the inodes of the sockets
+// accepting connections (Flags with __SO_ACCEPTCON, 0x10000).
+func parseUnixListenInodes(b []byte) []uint64 {
+	var out []uint64
+	for _, line := range bytes.Split(b, []byte{'\n'}) {
+		fs := fields(line)
+		// Num RefCount Protocol Flags Type St Inode [Path]
+		if len(fs) < 7 {
+			continue
+		}
+		flags, err := strconv.ParseUint(string(fs[3]), 16, 32)
+		if err != nil || flags&0x10000 == 0 {
+			continue
+		}
+		if ino, err := strconv.ParseUint(string(fs[6]), 10, 64); err == nil && ino != 0 {
+			out = append(out, ino)
+		}
+	}
+	return out
+}
+
 // socketInode reads a /proc/PID/fd link "socket:[12345]".
 func socketInode(link string) (uint64, bool) {
 	if !strings.HasPrefix(link, "socket:[") || !strings.HasSuffix(link, "]") {

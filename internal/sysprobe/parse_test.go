@@ -238,6 +238,17 @@ func TestPostgres(t *testing.T) {
 	if counts[stNetwork] < 45 {
 		t.Errorf("backend %d waiting for the client: %v", backend, counts)
 	}
+	// The postmaster sleeps in epoll on its listening sockets: waiting for
+	// a new client is idle, not a transaction's network wait.
+	sm.reopen([]threadID{{pid, pid}})
+	counts = map[state]int{}
+	for i := 0; i < 50; i++ {
+		counts[sm.classify(sm.threads[0])]++
+		time.Sleep(time.Millisecond)
+	}
+	if counts[stIdle] < 45 {
+		t.Errorf("the postmaster %d waiting for connections: %v, want idle", pid, counts)
+	}
 }
 
 // TestSplitRunnable: run delay says how much of the threads' time was
@@ -285,6 +296,28 @@ func TestMariaDB(t *testing.T) {
 	if found := l.Found(); len(found) != 1 || found[0].Threads < 2 {
 		t.Fatalf("found %+v, want one process with its threads", found)
 	}
+	pid := l.Found()[0].PID
+	sm := newStateSampler(procFS{"/proc"}, 100)
+	defer sm.close()
+	reopen := func() {
+		tids, err := procFS{"/proc"}.tids(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]threadID, len(tids))
+		for i, tid := range tids {
+			ids[i] = threadID{pid, tid}
+		}
+		sm.reopen(ids)
+	}
+	// No client yet: the main thread polls the listening sockets, which
+	// is waiting for a new client (idle), not a network wait.
+	reopen()
+	for _, tf := range sm.threads {
+		if st := sm.classify(tf); st == stNetwork {
+			t.Errorf("thread %d in a network wait with no client connected (%s)", tf.id.tid, sm.source())
+		}
+	}
 	conn, err := net.Dial("tcp", net.JoinHostPort(srv.Host, strconv.Itoa(srv.Port)))
 	if err != nil {
 		t.Fatal(err)
@@ -294,18 +327,7 @@ func TestMariaDB(t *testing.T) {
 	if _, err := conn.Read(make([]byte, 1024)); err != nil {
 		t.Fatal(err)
 	}
-	pid := l.Found()[0].PID
-	tids, err := procFS{"/proc"}.tids(pid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ids := make([]threadID, len(tids))
-	for i, tid := range tids {
-		ids[i] = threadID{pid, tid}
-	}
-	sm := newStateSampler(procFS{"/proc"}, 100)
-	defer sm.close()
-	sm.reopen(ids)
+	reopen()
 	rounds, withNet := 30, 0
 	for i := 0; i < rounds; i++ {
 		for _, tf := range sm.threads {
@@ -318,5 +340,19 @@ func TestMariaDB(t *testing.T) {
 	}
 	if withNet < rounds*9/10 {
 		t.Errorf("a thread waiting for the client in %d of %d rounds (%s)", withNet, rounds, sm.source())
+	}
+}
+
+func TestParseUnixListenInodes(t *testing.T) {
+	b := []byte(`Num       RefCount Protocol Flags    Type St Inode Path
+000000008a18b986: 00000003 00000000 00000000 0001 03  1131
+00000000e5214a3b: 00000002 00000000 00010000 0001 01 1699275 /tmp/sledge-pg-1/.s.PGSQL.34189
+00000000e5214a3c: 00000002 00000000 00010000 0005 01 0
+short line
+00000000e5214a3d: 00000002 00000000 zz 0001 01 77
+`)
+	got := parseUnixListenInodes(b)
+	if len(got) != 1 || got[0] != 1699275 {
+		t.Errorf("got %v, want [1699275]", got)
 	}
 }

@@ -58,6 +58,11 @@ const (
 	fdFile                  // regular file or block device: io
 	fdEpollNet
 	fdEpollOther
+	// fdListen is a listening socket (TCP LISTEN, a unix socket accepting
+	// connections): a thread waiting on one waits for a new client, not for
+	// a transaction's traffic: idle. PostgreSQL's postmaster sleeps in
+	// epoll on its listening sockets, MariaDB's main thread in poll on them.
+	fdListen
 )
 
 type fdKey struct{ pid, fd int32 }
@@ -97,7 +102,8 @@ type stateSampler struct {
 	next    int
 	tick    int64
 	fds     map[fdKey]fdEntry
-	mem     map[int32]*os.File // /proc/PID/mem for poll's pollfd, nil: unreadable
+	mem     map[int32]*os.File   // /proc/PID/mem for poll's pollfd, nil: unreadable
+	listen  map[string]listenSet // listening sockets' inodes, by network namespace
 	buf     [512]byte
 	memWhy  string
 	lastN   int
@@ -113,7 +119,7 @@ const statesPerTick = 16
 
 func newStateSampler(p procFS, hz int) *stateSampler {
 	return &stateSampler{proc: p, hz: hz, perTick: statesPerTick, byID: map[threadID]*thrFiles{},
-		fds: map[fdKey]fdEntry{}, mem: map[int32]*os.File{}}
+		fds: map[fdKey]fdEntry{}, mem: map[int32]*os.File{}, listen: map[string]listenSet{}}
 }
 
 // setThreads hands over the current thread list (from the 1 Hz loop).
@@ -348,6 +354,9 @@ func (s *stateSampler) readFdClass(pid, fd int32, depth int) fdClass {
 	}
 	switch {
 	case len(link) > 7 && link[:7] == "socket:":
+		if ino, ok := socketInode(link); ok && s.listening(pid, ino) {
+			return fdListen
+		}
 		return fdSocket
 	case link == "anon_inode:[eventpoll]":
 		if depth > 0 {
@@ -371,6 +380,42 @@ func (s *stateSampler) readFdClass(pid, fd int32, depth int) fdClass {
 		return fdFile
 	}
 	return fdOther
+}
+
+// listenSet is the listening sockets of one network namespace, read at
+// tick at.
+type listenSet struct {
+	inodes map[uint64]bool
+	at     int64
+}
+
+// listening reports whether socket inode ino of pid is a listening one,
+// from the LISTEN sockets of pid's network namespace (/proc/PID/net/tcp,
+// tcp6 and unix), read again every fdRefreshSeconds.
+func (s *stateSampler) listening(pid int32, ino uint64) bool {
+	ps := strconv.Itoa(int(pid))
+	ns, err := os.Readlink(s.proc.path(ps, "ns", "net"))
+	if err != nil {
+		ns = "" // no namespaces: one set
+	}
+	ls, ok := s.listen[ns]
+	if !ok || s.tick-ls.at >= int64(fdRefreshSeconds*s.hz) {
+		ls = listenSet{inodes: map[uint64]bool{}, at: s.tick}
+		for _, f := range []string{"tcp", "tcp6"} {
+			if b, err := s.proc.read(ps, "net", f); err == nil {
+				for i := range parseListenInodes(b, 0) {
+					ls.inodes[i] = true
+				}
+			}
+		}
+		if b, err := s.proc.read(ps, "net", "unix"); err == nil {
+			for _, i := range parseUnixListenInodes(b) {
+				ls.inodes[i] = true
+			}
+		}
+		s.listen[ns] = ls
+	}
+	return ls.inodes[ino]
 }
 
 // reopen opens the files of new threads and closes those of gone ones,
