@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean
+.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -227,6 +227,13 @@ bench-agent-seed: servers
 ## three minutes of warm-up (docs/benchmarks.md, Soak). Not part of test. Figures go to docs/benchmarks.md.
 soak:
 	nice -n 10 $(GO) run ./internal/benchtool/soak -duration 10m -warmup 3m -vus 32 -scale 4
+
+## soak-agent: an hour of sledge agent watching a private PostgreSQL with 200
+## connections (~10 reconnections a second, light transactions), read as runs
+## read it; samples the agent's RSS and CPU every 10 s and fails if RSS grows
+## more than 10% after ten minutes of warm-up (docs/benchmarks.md, issue 25).
+soak-agent:
+	nice -n 10 $(GO) run ./internal/benchtool/soak -agent -duration 1h -warmup 10m
 
 clean:
 	rm -rf bin

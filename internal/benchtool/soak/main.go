@@ -6,6 +6,8 @@
 // against the RSS at the end, the growth in percent and in KB per minute,
 // and exits 1 when RSS grew more than -max-growth percent after warm-up.
 //
+// With -agent it soaks sledge agent instead (make soak-agent, agent.go).
+//
 // Not part of make test: it runs for ten minutes by default. The machine is
 // usually shared, so make soak runs it under nice; the server it starts
 // inherits the niceness.
@@ -44,6 +46,7 @@ type options struct {
 	mode      string
 	maxGrowth float64
 	dbKind    string
+	agent     bool
 }
 
 func main() {
@@ -57,14 +60,26 @@ func main() {
 	flag.StringVar(&o.mode, "mode", "", "sledge run --mode (default: the database's default)")
 	flag.Float64Var(&o.maxGrowth, "max-growth", 10, "fail when RSS grows more than this many percent after warm-up")
 	flag.StringVar(&o.dbKind, "db", "postgres", "postgres or mariadb")
+	flag.BoolVar(&o.agent, "agent", false, "soak sledge agent instead of sledge run: the agent watches a PostgreSQL with 200 churning connections (-every defaults to 10s)")
 	flag.Parse()
+	if o.agent {
+		everySet := false
+		flag.Visit(func(f *flag.Flag) { everySet = everySet || f.Name == "every" })
+		if !everySet {
+			o.every = 10 * time.Second
+		}
+	}
 	if o.warmup >= o.duration {
 		fmt.Fprintln(os.Stderr, "soak: -warmup must be shorter than -duration")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ok, err := run(ctx, o)
+	runSoak := run
+	if o.agent {
+		runSoak = runAgent
+	}
+	ok, err := runSoak(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
