@@ -396,35 +396,16 @@ func agentWatch(ctx context.Context, w sysprobe.Source, cnt *agentCounters) {
 // agentReport prints the growth after warm-up and the agent's mean CPU,
 // and says whether the growth is within bounds.
 func agentReport(samples []agentSample, o options) bool {
-	var after []agentSample
-	for _, s := range samples {
-		if s.at >= o.warmup {
-			after = append(after, s)
-		}
+	pts := make([]sample, len(samples))
+	for i, s := range samples {
+		pts[i] = sample{at: s.at, rssKB: s.rssKB}
 	}
-	if len(after) < 2 {
-		fmt.Println("soak: too few samples after warm-up")
+	after, growth, ok := rssGrowth(pts, o.warmup)
+	if !ok {
 		return false
 	}
 	first, last := samples[0], samples[len(samples)-1]
-	base, end := after[0], after[len(after)-1]
-	peak := base
-	for _, s := range after {
-		if s.rssKB > peak.rssKB {
-			peak = s
-		}
-	}
-	minutes := (end.at - base.at).Minutes()
-	growth := float64(end.rssKB-base.rssKB) / float64(base.rssKB) * 100
-	pts := make([]sample, len(after))
-	for i, s := range after {
-		pts[i] = sample{at: s.at, rssKB: s.rssKB}
-	}
-	fmt.Printf("\nRSS after warm-up (%s): %d KB; at the end (%s): %d KB; peak after warm-up %d KB at %s\n",
-		child.Clock(base.at), base.rssKB, child.Clock(end.at), end.rssKB, peak.rssKB, child.Clock(peak.at))
-	fmt.Printf("growth after warm-up: %+.1f%% (%+.1f KB/min end to end over %.1f min; least-squares slope %+.1f KB/min); peak %+.1f%%\n",
-		growth, float64(end.rssKB-base.rssKB)/minutes, minutes, slopeKBPerMin(pts),
-		float64(peak.rssKB-base.rssKB)/float64(base.rssKB)*100)
+	base, end := samples[len(samples)-len(after)], last
 	cpu := func(a, b agentSample) float64 {
 		return float64(b.ticks-a.ticks) / child.ClockTicks / (b.at - a.at).Seconds() * 100
 	}

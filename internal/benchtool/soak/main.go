@@ -261,31 +261,11 @@ loop:
 // report prints the growth after warm-up and says whether it is within
 // bounds.
 func report(samples []sample, o options) bool {
-	var after []sample
-	for _, s := range samples {
-		if s.at >= o.warmup {
-			after = append(after, s)
-		}
-	}
-	if len(after) < 2 {
-		fmt.Println("soak: too few samples after warm-up")
+	after, growth, ok := rssGrowth(samples, o.warmup)
+	if !ok {
 		return false
 	}
 	base, end := after[0], after[len(after)-1]
-	peak := base
-	for _, s := range after {
-		if s.rssKB > peak.rssKB {
-			peak = s
-		}
-	}
-	minutes := (end.at - base.at).Minutes()
-	growth := float64(end.rssKB-base.rssKB) / float64(base.rssKB) * 100
-	peakGrowth := float64(peak.rssKB-base.rssKB) / float64(base.rssKB) * 100
-	slope := slopeKBPerMin(after)
-	fmt.Printf("\nRSS after warm-up (%s): %d KB; at the end (%s): %d KB; peak after warm-up %d KB at %s\n",
-		child.Clock(base.at), base.rssKB, child.Clock(end.at), end.rssKB, peak.rssKB, child.Clock(peak.at))
-	fmt.Printf("growth after warm-up: %+.1f%% (%+.0f KB/min end to end over %.1f min; least-squares slope %+.0f KB/min); peak %+.1f%%\n",
-		growth, float64(end.rssKB-base.rssKB)/minutes, minutes, slope, peakGrowth)
 	if base.heapMB >= 0 && end.heapMB >= 0 {
 		maxHeap := base.heapMB
 		for _, s := range after {
@@ -300,6 +280,36 @@ func report(samples []sample, o options) bool {
 	}
 	fmt.Printf("PASS: RSS grew %.1f%% after warm-up (limit %.0f%%)\n", growth, o.maxGrowth)
 	return true
+}
+
+// rssGrowth prints the RSS after warm-up against the end and the peak, and
+// returns the samples after warm-up and the growth in percent; ok is false
+// when there are too few of them.
+func rssGrowth(samples []sample, warmup time.Duration) (after []sample, growth float64, ok bool) {
+	for _, s := range samples {
+		if s.at >= warmup {
+			after = append(after, s)
+		}
+	}
+	if len(after) < 2 {
+		fmt.Println("soak: too few samples after warm-up")
+		return nil, 0, false
+	}
+	base, end := after[0], after[len(after)-1]
+	peak := base
+	for _, s := range after {
+		if s.rssKB > peak.rssKB {
+			peak = s
+		}
+	}
+	minutes := (end.at - base.at).Minutes()
+	growth = float64(end.rssKB-base.rssKB) / float64(base.rssKB) * 100
+	fmt.Printf("\nRSS after warm-up (%s): %d KB; at the end (%s): %d KB; peak after warm-up %d KB at %s\n",
+		child.Clock(base.at), base.rssKB, child.Clock(end.at), end.rssKB, peak.rssKB, child.Clock(peak.at))
+	fmt.Printf("growth after warm-up: %+.1f%% (%+.1f KB/min end to end over %.1f min; least-squares slope %+.1f KB/min); peak %+.1f%%\n",
+		growth, float64(end.rssKB-base.rssKB)/minutes, minutes, slopeKBPerMin(after),
+		float64(peak.rssKB-base.rssKB)/float64(base.rssKB)*100)
+	return after, growth, true
 }
 
 // slopeKBPerMin is the least-squares slope of RSS over time.
