@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 )
 
 // procFS reads one /proc tree (Options.ProcRoot, "/proc" by default).
@@ -213,13 +212,10 @@ func appendUnique(s []int, v int) []int {
 	return append(s, v)
 }
 
-// comm reads /proc/PID/comm without its newline.
+// comm is ProcComm, "" when it cannot be read.
 func (p procFS) comm(pid int) string {
-	b, err := p.read(strconv.Itoa(pid), "comm")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimRight(string(b), "\n")
+	c, _ := ProcComm(p.root, pid)
+	return c
 }
 
 // findRoots resolves a target to its root processes (their children are

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -15,17 +13,18 @@ import (
 // locality of a database server): read here so that sledge has one /proc
 // reader. procRoot is "/proc" outside tests.
 
-// ProcComm is a process's name (/proc/PID/comm).
+// ProcComm is a process's name (/proc/PID/comm without its newline: a
+// name may end in a space).
 func ProcComm(procRoot string, pid int) (string, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "comm"))
+	b, err := procFS{procRoot}.read(strconv.Itoa(pid), "comm")
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(string(b)), nil
+	return strings.TrimRight(string(b), "\n"), nil
 }
 
 func procStat(procRoot string, pid int) (taskStat, error) {
-	b, err := os.ReadFile(filepath.Join(procRoot, strconv.Itoa(pid), "stat"))
+	b, err := procFS{procRoot}.read(strconv.Itoa(pid), "stat")
 	if err != nil {
 		return taskStat{}, err
 	}
@@ -53,7 +52,7 @@ func ProcParent(procRoot string, pid int) (int, error) {
 // BootID is this boot's id (/proc/sys/kernel/random/boot_id), "" where
 // it cannot be read.
 func BootID(procRoot string) string {
-	b, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "random", "boot_id"))
+	b, err := procFS{procRoot}.read("sys", "kernel", "random", "boot_id")
 	if err != nil {
 		return ""
 	}
@@ -72,13 +71,14 @@ type MachineFacts struct {
 // (/proc/meminfo MemTotal) and the kernel release.
 func Machine(procRoot string) MachineFacts {
 	var m MachineFacts
-	if b, err := os.ReadFile(filepath.Join(procRoot, "cpuinfo")); err == nil {
+	p := procFS{procRoot}
+	if b, err := p.read("cpuinfo"); err == nil {
 		m.CPUModel = KeyValue(b, ':', "model name", "Model", "cpu model", "Hardware")
 	}
-	if b, err := os.ReadFile(filepath.Join(procRoot, "meminfo")); err == nil {
+	if b, err := p.read("meminfo"); err == nil {
 		m.MemoryBytes, _ = parseMeminfo(b)
 	}
-	if b, err := os.ReadFile(filepath.Join(procRoot, "sys", "kernel", "osrelease")); err == nil {
+	if b, err := p.read("sys", "kernel", "osrelease"); err == nil {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
