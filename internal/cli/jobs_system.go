@@ -58,34 +58,19 @@ func printSystemSeries(out io.Writer, r *jobs.Record) {
 		}
 	}
 	if len(server) > 0 {
-		n := len(server)
-		group := (n + 39) / 40
-		fmt.Fprintf(out, "\nthe server per second (%d samples", n)
-		if group > 1 {
-			fmt.Fprintf(out, ", averaged over %d at a time", group)
-		}
-		fmt.Fprintln(out, "; CPU in cores, states as shares of thread samples):")
+		rows := seriesRows(out, "the server", "CPU in cores, states as shares of thread samples", server)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "s\tphase\tuser\tsys\tswitches/s\trun delay ms/s\t")
 		for _, n := range stateNames {
 			fmt.Fprintf(tw, "%s\t", n)
 		}
 		fmt.Fprintln(tw, "port in KB/s\tout KB/s\thost usr\tsys\tidle\t")
-		for i := 0; i < n; i += group {
-			g := server[i:min(i+group, n)]
-			var sum sysprobe.Interval
-			for _, x := range g {
-				sum.Add(x.Interval)
-			}
-			secs, cpu, srv := sum.Seconds, sum.Host.CPU, sum.Server
+		for _, row := range rows {
+			secs, cpu, srv, last := row.secs, row.sum.Host.CPU, row.sum.Server, row.last
 			port := srv != nil && srv.Port != nil
 			if srv == nil {
 				srv = &sysprobe.Server{}
 			}
-			if secs <= 0 {
-				secs = float64(len(g))
-			}
-			last := g[len(g)-1]
 			fmt.Fprintf(tw, "%.0f\t%s\t%.2f\t%.2f\t%s\t%.1f\t", float64(last.ElapsedMs)/1000, last.Phase,
 				float64(srv.UserNs)/1e9/secs, float64(srv.SysNs)/1e9/secs,
 				thousands(int64(float64(srv.Voluntary+srv.Involuntary)/secs+0.5)), float64(srv.RunDelayNs)/1e6/secs)
@@ -107,26 +92,11 @@ func printSystemSeries(out io.Writer, r *jobs.Record) {
 		tw.Flush()
 	}
 	if len(client) > 0 {
-		n := len(client)
-		group := (n + 39) / 40
-		fmt.Fprintf(out, "\nsledge's host per second (%d samples", n)
-		if group > 1 {
-			fmt.Fprintf(out, ", averaged over %d at a time", group)
-		}
-		fmt.Fprintln(out, "; other: processes other than sledge and a local server, in cores):")
+		rows := seriesRows(out, "sledge's host", "other: processes other than sledge and a local server, in cores", client)
 		tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "s\tphase\tusr\tsys\tiowait\tidle\tother\t")
-		for i := 0; i < n; i += group {
-			g := client[i:min(i+group, n)]
-			var sum sysprobe.Interval
-			for _, x := range g {
-				sum.Add(x.Interval)
-			}
-			secs, cpu, other := sum.Seconds, sum.Host.CPU, sum.Host.OtherCPU
-			if secs <= 0 {
-				secs = float64(len(g))
-			}
-			last := g[len(g)-1]
+		for _, row := range rows {
+			secs, cpu, other, last := row.secs, row.sum.Host.CPU, row.sum.Host.OtherCPU, row.last
 			t := cpuTotal(cpu)
 			fmt.Fprintf(tw, "%.0f\t%s\t%s\t%s\t%s\t%s\t%.2f\t\n", float64(last.ElapsedMs)/1000, last.Phase,
 				pct(share(cpu.User, t)), pct(share(cpu.System, t)), pct(share(cpu.IOWait, t)), pct(share(cpu.Idle, t)),
@@ -134,6 +104,39 @@ func printSystemSeries(out io.Writer, r *jobs.Record) {
 		}
 		tw.Flush()
 	}
+}
+
+// seriesRow is one row of a per-second table: consecutive samples summed.
+type seriesRow struct {
+	sum  sysprobe.Interval
+	secs float64           // the seconds they cover (their count if unknown)
+	last jobs.SystemSample // the group's last sample: its time and phase
+}
+
+// seriesRows prints a per-second table's title and returns its rows: at
+// most 40, the samples summed in groups beyond that.
+func seriesRows(out io.Writer, what, units string, xs []jobs.SystemSample) []seriesRow {
+	n := len(xs)
+	group := (n + 39) / 40
+	fmt.Fprintf(out, "\n%s per second (%d samples", what, n)
+	if group > 1 {
+		fmt.Fprintf(out, ", averaged over %d at a time", group)
+	}
+	fmt.Fprintf(out, "; %s):\n", units)
+	var rows []seriesRow
+	for i := 0; i < n; i += group {
+		g := xs[i:min(i+group, n)]
+		var r seriesRow
+		for _, x := range g {
+			r.sum.Add(x.Interval)
+		}
+		if r.secs = r.sum.Seconds; r.secs <= 0 {
+			r.secs = float64(len(g))
+		}
+		r.last = g[len(g)-1]
+		rows = append(rows, r)
+	}
+	return rows
 }
 
 // systemCSVHeader is jobs export --format csv --table system's header.
