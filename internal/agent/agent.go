@@ -39,6 +39,10 @@ const Name = "sledge agent"
 // DefaultPort is the agent's port (--listen 127.0.0.1:7078).
 const DefaultPort = 7078
 
+// TokenEnv is where a run (not the agent, which reads only its token
+// file) finds the agent's token when no --agent-token-file is given.
+const TokenEnv = "SLEDGE_AGENT_TOKEN"
+
 // MaxWatches is how many watches an agent serves at once: a few
 // concurrent runs, each with one watch.
 const MaxWatches = 4

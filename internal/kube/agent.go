@@ -12,6 +12,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/sledge-bench/sledge/internal/agent"
 )
 
 // Issue 25: sledge agent in Kubernetes (docs/scale-out.md, "The agent").
@@ -22,9 +24,9 @@ import (
 const (
 	// AgentTokenEnv is the variable sledge run reads the agent's token
 	// from when no --agent-token-file is given.
-	AgentTokenEnv = "SLEDGE_AGENT_TOKEN"
+	AgentTokenEnv = agent.TokenEnv
 	// DefaultAgentPort is sledge agent's port.
-	DefaultAgentPort = 7078
+	DefaultAgentPort = agent.DefaultPort
 	// DefaultAgentName names the DaemonSet.
 	DefaultAgentName = "sledge-agent"
 	// AgentTokenDir is where the agent's pod mounts the token's Secret;

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/url"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -34,7 +33,7 @@ type AgentOptions struct {
 const DefaultAgentTimeout = 10 * time.Second
 
 // DefaultAgentPort is sledge agent's default port (127.0.0.1:7078).
-const DefaultAgentPort = 7078
+const DefaultAgentPort = agent.DefaultPort
 
 // agentSpec is --agent resolved before anything is opened.
 type agentSpec struct {
@@ -79,25 +78,15 @@ func (o AgentOptions) resolve(getenv func(string) string, noCost bool) (*agentSp
 		}
 	}
 	if o.TokenFile != "" {
-		b, err := os.ReadFile(o.TokenFile)
-		if err != nil {
-			return nil, Usagef("--agent-token-file %s: %v", o.TokenFile, shortPathErr(err))
-		}
-		if a.token = strings.TrimSpace(string(b)); a.token == "" {
-			return nil, Usagef("--agent-token-file %s: the file is empty", o.TokenFile)
+		// The agent's own reader: the run accepts the token files the
+		// agent does.
+		if a.token, err = agent.ReadToken(o.TokenFile); err != nil {
+			return nil, Usagef("--agent-token-file: %v", err)
 		}
 	} else if getenv != nil {
-		a.token = strings.TrimSpace(getenv("SLEDGE_AGENT_TOKEN"))
+		a.token = strings.TrimSpace(getenv(agent.TokenEnv))
 	}
 	return a, nil
-}
-
-// shortPathErr is a file error without the path, which the caller names.
-func shortPathErr(err error) error {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err
-	}
-	return err
 }
 
 // ParseAgentAddr reads --agent: HOST[:PORT] (plain HTTP) or a URL,
