@@ -230,6 +230,11 @@ func TestPostgres(t *testing.T) {
 	sm := newStateSampler(procFS{"/proc"}, 100)
 	defer sm.close()
 	sm.reopen([]threadID{{backend, backend}})
+	// A backend just forked runs its start-up before it waits for the
+	// client's startup packet: on a loaded machine that takes a while.
+	for t0 := time.Now(); sm.classify(sm.threads[0]) != stNetwork && time.Since(t0) < 10*time.Second; {
+		time.Sleep(5 * time.Millisecond)
+	}
 	counts := map[state]int{}
 	for i := 0; i < 50; i++ {
 		counts[sm.classify(sm.threads[0])]++

@@ -422,7 +422,19 @@ func TestStacks(t *testing.T) {
 	if err := la.StartStacks(context.Background()); err == nil {
 		t.Error("a second recording started")
 	}
-	time.Sleep(1500 * time.Millisecond) // perf samples at 99 Hz for this long
+	// perf samples the spinner at 99 Hz while it is on a CPU: record until
+	// it has had half a second of CPU (on a loaded machine that takes
+	// longer than half a second), at most 30 s.
+	cpu := func() int64 {
+		st, err := procStat("/proc", spin.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Utime + st.Stime
+	}
+	for start, t0 := cpu(), time.Now(); cpu()-start < 50 && time.Since(t0) < 30*time.Second; {
+		time.Sleep(100 * time.Millisecond)
+	}
 	f, err := la.StopStacks(context.Background())
 	if err != nil {
 		t.Fatal(err)
