@@ -176,7 +176,8 @@ func TestExporterOnARealRun(t *testing.T) {
 
 	// The histogram: the fixed buckets, cumulative, its count the
 	// transactions' at the same scrape; the slow commits (≥ 3 ms) are
-	// above 2 ms, the rest below.
+	// above 2 ms. The rollbacks are quick, but a busy machine may make one
+	// slower than 2 ms, so they bound the count from above only.
 	for ty, tx := range map[string]float64{"fast": n, "slow": 2 * n} {
 		h := series(fams, "sledge_transaction_duration_seconds", map[string]string{"job_id": "7", "type": ty}).GetHistogram()
 		if h == nil {
@@ -207,8 +208,8 @@ func TestExporterOnARealRun(t *testing.T) {
 			t.Errorf("%s: +Inf bucket %d, count %d", ty, prev, h.GetSampleCount())
 		}
 		le2ms := bs[2].GetCumulativeCount()
-		if ty == "slow" && (float64(le2ms) != n || h.GetSampleSum() < 3e-3*n) {
-			t.Errorf("slow: %d at or under 2 ms and a sum of %vs, want %v (the rollbacks) and at least %vs", le2ms, h.GetSampleSum(), n, 3e-3*n)
+		if ty == "slow" && (float64(le2ms) > n || h.GetSampleSum() < 3e-3*n) {
+			t.Errorf("slow: %d at or under 2 ms and a sum of %vs, want at most %v (the rollbacks) and at least %vs", le2ms, h.GetSampleSum(), n, 3e-3*n)
 		}
 	}
 	if fams["go_goroutines"] == nil || fams["process_cpu_seconds_total"] == nil {

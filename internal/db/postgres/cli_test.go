@@ -78,6 +78,10 @@ func runAndCheck(t *testing.T, u string, m workload.Mode, transport string) runJ
 	// sledge) make it larger: the database counts each as a rollback, and
 	// sledge then says so and gives its own count.
 	retried := res.TPMSource == "client" && res.Total.Retries > 0 && strings.Contains(res.TPMNote, "retried attempts")
+	// Likewise when the database counted more than the run's own (autovacuum
+	// and autoanalyze on the fresh database commit there too, more of them
+	// on a busy machine): sledge says so and gives its own count.
+	retried = retried || (res.TPMSource == "client" && strings.Contains(res.TPMNote, "other sessions were busy"))
 	if res.Transport != transport || res.Mode != m.String() || (res.TPMSource != "database" && !retried) {
 		t.Errorf("transport %q mode %q tpm_source %q (%s)", res.Transport, res.Mode, res.TPMSource, res.TPMNote)
 	}
