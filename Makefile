@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
+.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -155,6 +155,19 @@ bench-pgbench:
 	$(GO) run ./internal/benchtool/vspgbench $(PGBENCH_ARGS)
 bench-pgbench-busy:
 	$(GO) run ./internal/benchtool/vspgbench $(PGBENCH_ARGS) -load 1
+
+# sledge's TPC-C client CPU per transaction against HammerDB v4.12's on a
+# private MariaDB: HammerDB's own schema build and its MySQL TPROC-C timed
+# driver with and without stored procedures, against every sledge mode on
+# sledge's own build of the same size (4 warehouses, 4 virtual users, 1
+# minute each, 3 alternating rounds; about 35 minutes on a busy 2-core
+# machine). HammerDB runs from its source: HAMMERDB_SRC is a checkout of
+# github.com/TPC-Council/HammerDB or its git directory (tag v4.12 is
+# extracted); without it the tool compares with the recorded figures.
+HAMMERDB_SRC ?=
+bench-hammerdb: servers
+	./scripts/install-hammerdb-deps.sh
+	$(GO) run ./internal/benchtool/vshammerdb -hammerdb "$(HAMMERDB_SRC)" -warehouses 4 -vus 4 -rounds 3 -rampup 0 -duration 1
 
 # The database's TPM against the transactions the VUs ended, on private
 # PostgreSQL and MariaDB: every mode of tpcc and tpcb, 20 runs of 8 s each.
