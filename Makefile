@@ -139,6 +139,10 @@ build:
 ## comparison. Figures go to docs/benchmarks.md by hand.
 bench: servers bench-servers bench-pgbench bench-sqlite-drivers
 
+# NOPM per mode on private PostgreSQL and MariaDB, with the client's CPU per
+# transaction (whole process) and per round trip; on PostgreSQL, prepared
+# mode's CPU per round trip beside pgbench's (a one-statement prepared
+# script on the same database, right after the modes).
 bench-servers:
 	$(GO) run ./internal/benchtool -vus 2,4 -rampup 5s -duration 30s
 
