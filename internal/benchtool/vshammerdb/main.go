@@ -371,6 +371,8 @@ exit
 	if err != nil {
 		return "", err
 	}
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(30+5*warehouses)*time.Minute)
+	defer cancel()
 	out, err := h.command(ctx, p).CombinedOutput()
 	if err == nil && !bytes.Contains(out, []byte("HAMMERDB SCHEMA COMPLETE")) {
 		err = errors.New("no \"HAMMERDB SCHEMA COMPLETE\" in its output")
@@ -408,6 +410,10 @@ exit
 	if err != nil {
 		return sample{}, "", err
 	}
+	// A HammerDB that hangs (a virtual user stuck on a lock it never
+	// gets) is killed well after its run should have ended.
+	ctx, cancel := context.WithTimeout(ctx, time.Duration(o.rampup+o.duration+5)*time.Minute)
+	defer cancel()
 	cmd := h.command(ctx, p)
 	pr, pw := io.Pipe()
 	cmd.Stdout, cmd.Stderr = pw, pw
