@@ -95,6 +95,34 @@ func (c *timedConn) Query(ctx context.Context, stmt string, args ...any) (worklo
 	return &timedRows{Rows: rs, c: c, name: stmt, start: start}, nil
 }
 
+// The bound statements (workload.StmtConn) are timed as the named ones
+// are, and reach the wrapped session's own StmtConn when it has one, so
+// per-statement figures do not put a run back on the boxing fallback.
+func (c *timedConn) ExecStmt(ctx context.Context, s *workload.Stmt) (int64, error) {
+	start := time.Now()
+	n, err := workload.ExecStmt(ctx, c.Conn, s)
+	c.record(s.Name, start, err)
+	return n, err
+}
+
+func (c *timedConn) QueryRowStmt(ctx context.Context, s *workload.Stmt) error {
+	start := time.Now()
+	err := workload.QueryRowStmt(ctx, c.Conn, s)
+	c.record(s.Name, start, err)
+	return err
+}
+
+// QueryStmt's time runs from the call to the end of its last row, as a
+// named Query's runs to its Close.
+func (c *timedConn) QueryStmt(ctx context.Context, s *workload.Stmt, row func() error) error {
+	start := time.Now()
+	err := workload.QueryStmt(ctx, c.Conn, s, row)
+	c.record(s.Name, start, err)
+	return err
+}
+
+var _ workload.StmtConn = (*timedConn)(nil)
+
 func (c *timedConn) Unwrap() workload.Conn { return c.Conn }
 
 // Broken passes the wrapped session's answer through (workload.Breakable).
