@@ -31,7 +31,7 @@ func TestParseTaskStat(t *testing.T) {
 			t.Errorf("%q: %+v", tc.in, st)
 			continue
 		}
-		if tc.ok && (st.State != 'S' || st.PPID != 1 || st.Utime != 250 || st.Stime != 75 || st.Starttime != 12345) {
+		if tc.ok && (st.State != 'S' || st.PPID != 1 || st.Utime != 250 || st.Stime != 75 || st.Threads != 4 || st.Starttime != 12345) {
 			t.Errorf("%q: %+v", tc.in, st)
 		}
 	}
