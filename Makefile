@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
+.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -226,6 +226,15 @@ bench-scaleout: servers
 
 bench-sqlite-drivers:
 	./scripts/bench-sqlite-drivers.sh
+
+## bench-cost: issue 26's goal for the accounting on a private PostgreSQL:
+## sledge's default against --no-cost in 5 alternating rounds of 20 s,
+## tpcb-like prepared with 4 connections and TPC-C with 200: whole-process
+## CPU per transaction, medians and their ratio (goal ≤ 1.02). About 10
+## minutes. Figures go to docs/benchmarks.md, "Issue 26: what the
+## accounting costs".
+bench-cost: servers
+	$(GO) run ./internal/benchtool/cost -parts tpcb,tpcc -rounds 5 -duration 20s -clients 4 -connections 200
 
 ## bench-agent: issue 25's `sledge agent` on private servers, the agent its
 ## own process on loopback with a token: sledge run tpcc (PostgreSQL, 4

@@ -83,7 +83,8 @@ run-queue delay, bytes on its port and where its threads wait, read on
 this machine when the server is local or through sledge agent on its host
 (--agent HOST:PORT, checked before the run: exit 1 if it does not answer
 or find the server), statements, parses and plans as it counts them, and
-where the sessions wait (sampled every 100 ms on a connection of its own);
+where the sessions wait (sampled every 100 ms, less often above 16
+sessions, on a connection of its own);
 sledge's own host too, with a warning when other processes kept it busy.
 --no-cost turns the measuring off, to see what it costs; --per-type-cpu
 adds CPU and context switches per transaction type.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -21,10 +22,33 @@ import (
 // the server is local, the database's own statement counters, and where
 // the virtual users' sessions wait, sampled during the measured interval.
 
-// serverSampleEvery is the wait sampler's period: often enough for a few
-// hundred samples in a short run, rare enough that its one query costs the
-// server well under 1% of a core.
+// serverSampleEvery is the wait sampler's shortest period: often enough
+// for a few hundred samples of a few sessions in a short run, rare enough
+// that its one query costs the server well under 1% of a core.
 const serverSampleEvery = 100 * time.Millisecond
+
+// serverSampleSessions is how many session states a second the wait
+// sampler aims at: with more sessions than serverSampleSessions/10 its
+// period grows (at most a second), so that 200 sessions are read once a
+// second rather than ten times (each reading is a query whose rows are
+// every session: issue 26).
+const serverSampleSessions = 160
+
+// samplePeriod is the wait sampler's period for n sessions.
+func samplePeriod(n int) time.Duration {
+	d := time.Second * time.Duration(max(n, 1)) / serverSampleSessions
+	return min(max(d, serverSampleEvery), time.Second)
+}
+
+// Sampling in-process (a local server): the thread-state sampler's rate
+// and reads per tick, 100 thread states a second. sledge agent samples at
+// sysprobe's 100 Hz (its own process); in sledge's process the reading is
+// the client's CPU, so it takes the samples the shares need (a few
+// thousand in a minute) rather than 1,600 a second (issue 26).
+const (
+	localStateHz       = 20
+	localStatesPerTick = 5
+)
 
 // stacksFoldTimeout is how long --stacks waits at the end for the folded
 // stacks at least (perf script over the recording).
@@ -80,6 +104,7 @@ type ServerCost struct {
 	countersOK bool
 	waits      db.WaitSample
 	samples    int
+	every      time.Duration // the wait sampler's period
 	sampleErr  string
 	stop       chan struct{}
 	done       chan struct{}
@@ -151,7 +176,7 @@ func NewServerCost(ctx context.Context, stderr io.Writer, d db.DB, info db.Info,
 			role = "check" // the agent measures; this is its cross-check
 		}
 		l, err := sysprobe.Open(ctx, sysprobe.Target{PID: pid}, sysprobe.Options{Exclude: []int{os.Getpid()},
-			AllowStacks: o.Stacks && role == "server", StateHz: stateHzFor(role)})
+			AllowStacks: o.Stacks && role == "server", StateHz: stateHzFor(role), StatesPerTick: localStatesPerTick})
 		if err != nil {
 			if sc.server == nil {
 				sc.cpuWhy = "server processes not readable here: " + oneLineErr(err)
@@ -180,14 +205,17 @@ func stateHzFor(role string) int {
 	if role == "check" {
 		return -1
 	}
-	return 0 // sysprobe's default
+	return localStateHz
 }
 
 // openClient watches sledge's own processes (a scale-out's local workers
 // are its children) and this host: the client's CPU split and run-queue
-// delay, and what other processes took of the machine.
+// delay, and what other processes took of the machine. Its threads (a
+// few hundred with many connections) are read at the edges only: the
+// run-queue delay is an interval's figure, and the per-second client_host
+// rows show the host's figures, not sledge's threads (issue 26).
 func (sc *ServerCost) openClient(ctx context.Context) {
-	l, err := sysprobe.Open(ctx, sysprobe.Target{PID: os.Getpid()}, sysprobe.Options{StateHz: -1})
+	l, err := sysprobe.Open(ctx, sysprobe.Target{PID: os.Getpid()}, sysprobe.Options{StateHz: -1, ThreadsOnSnapshot: true})
 	if err != nil {
 		return // no /proc here: no client_host
 	}
@@ -299,6 +327,7 @@ func (sc *ServerCost) begin(ctx context.Context) {
 		sc.before, sc.countersOK = c, true
 	}
 	sc.sentB = sc.probe.Sent()
+	sc.every = samplePeriod(len(sc.sessions))
 	sc.stop, sc.done = make(chan struct{}), make(chan struct{})
 	go sc.sample(context.WithoutCancel(ctx))
 }
@@ -308,7 +337,10 @@ func (sc *ServerCost) begin(ctx context.Context) {
 // server's processes by role for the summary.
 func (sc *ServerCost) sample(ctx context.Context) {
 	defer close(sc.done)
-	t := time.NewTicker(serverSampleEvery)
+	sc.mu.Lock()
+	every := sc.every
+	sc.mu.Unlock()
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -505,7 +537,7 @@ func (sc *ServerCost) Fill(sum *RunSummary, completed int64) {
 	}
 	// Where the sessions waited.
 	w := &ServerWaitsJSON{Samples: sc.samples, Sessions: sc.waits.Sessions(),
-		IntervalMs: float64(serverSampleEvery) / float64(time.Millisecond), Source: sc.probe.WaitSource()}
+		IntervalMs: float64(cmp.Or(sc.every, serverSampleEvery)) / float64(time.Millisecond), Source: sc.probe.WaitSource()}
 	if w.Sessions > 0 {
 		tot := float64(w.Sessions)
 		w.CPU, w.Client, w.Lock, w.Other = float64(sc.waits.CPU)/tot, float64(sc.waits.Client)/tot,

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // serverLocal reads a /proc: a fake one in a temporary directory gives it
@@ -43,5 +44,29 @@ func TestServerLocal(t *testing.T) {
 				t.Errorf("serverLocal(%q, %d) = %v, %q; want %v, %q", c.host, c.pid, ok, why, c.ok, c.whyHas)
 			}
 		})
+	}
+}
+
+// The wait sampler reads about serverSampleSessions session states a
+// second: every 100 ms for a few sessions, once a second for hundreds
+// (each reading is one query whose rows are every session).
+func TestSamplePeriod(t *testing.T) {
+	for _, tc := range []struct {
+		sessions int
+		want     time.Duration
+	}{
+		{0, 100 * time.Millisecond},
+		{1, 100 * time.Millisecond},
+		{4, 100 * time.Millisecond},
+		{16, 100 * time.Millisecond},
+		{40, 250 * time.Millisecond},
+		{80, 500 * time.Millisecond},
+		{160, time.Second},
+		{200, time.Second},
+		{10000, time.Second},
+	} {
+		if got := samplePeriod(tc.sessions); got != tc.want {
+			t.Errorf("samplePeriod(%d) = %v, want %v", tc.sessions, got, tc.want)
+		}
 	}
 }

@@ -145,7 +145,7 @@ func BenchmarkSnapshot200(b *testing.B) {
 	b.ResetTimer()
 	cpu0 := threadCPU()
 	for i := 0; i < b.N; i++ {
-		if _, err := l.take(); err != nil {
+		if _, err := l.take(true); err != nil {
 			b.Fatal(err)
 		}
 	}

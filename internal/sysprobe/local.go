@@ -26,6 +26,17 @@ type Options struct {
 	Exclude []int
 	// AllowStacks permits StartStacks (sledge agent --allow-stacks).
 	AllowStacks bool
+	// StatesPerTick is how many threads the state sampler reads per tick
+	// at most (statesPerTick when 0): with StateHz, the reads a second.
+	StatesPerTick int
+	// ThreadsOnSnapshot: the once-a-second loop reads the target's
+	// processes only (CPU, I/O); their threads' switches and run delay
+	// are read by Snapshot (the measured interval's edges). For a target
+	// whose per-second thread figures nobody shows (sledge's own
+	// process): its seconds' switches and run delay stand still between
+	// snapshots, and a thread that ends between two loses what it did
+	// since the last.
+	ThreadsOnSnapshot bool
 }
 
 // ringSize bounds the seconds a watch keeps: one hour.
@@ -107,6 +118,7 @@ type Local struct {
 	stacks    *stackRecorder
 	portWhy   string
 	buf       []byte // reused by the once-a-second reading
+	oneTid    [1]int // the thread list of a single-threaded process
 	// The thread-state counts as sampled (rawStates) and as reported
 	// (states: with run-queue time moved out of the sleeping classes),
 	// and the run delay at the last snapshot.
@@ -164,7 +176,7 @@ func Open(ctx context.Context, t Target, opt Options) (*Local, error) {
 			l.portWhy = "the server listens on no TCP port (a unix socket has no per-connection byte counters)"
 		}
 	}
-	first, err := l.take()
+	first, err := l.take(true)
 	if err != nil {
 		l.closePort()
 		return nil, err
@@ -176,6 +188,9 @@ func Open(ctx context.Context, t Target, opt Options) (*Local, error) {
 	go l.loop(bg)
 	if l.hasTarget() && opt.StateHz > 0 {
 		l.states = newStateSampler(l.proc, opt.StateHz)
+		if opt.StatesPerTick > 0 {
+			l.states.perTick = opt.StatesPerTick
+		}
 		l.lastAt = time.Now() // the run delay's split starts here
 		l.states.setThreads(l.currentThreads())
 		l.wg.Add(1)
@@ -224,7 +239,7 @@ func (l *Local) loop(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
-		s, err := l.take()
+		s, err := l.take(!l.opt.ThreadsOnSnapshot)
 		if err != nil {
 			continue
 		}
@@ -268,7 +283,7 @@ func (l *Local) Snapshot(ctx context.Context) (Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return Snapshot{}, err
 	}
-	return l.take()
+	return l.take(true)
 }
 
 // Seconds returns the seconds after seq that the ring still holds.
@@ -324,7 +339,9 @@ func (l *Local) closePort() {
 }
 
 // take reads a snapshot and updates the watch's running totals.
-func (l *Local) take() (Snapshot, error) {
+// take reads a snapshot; threads: the target's threads too (else their
+// last readings stand, Options.ThreadsOnSnapshot).
+func (l *Local) take(threads bool) (Snapshot, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -348,7 +365,7 @@ func (l *Local) take() (Snapshot, error) {
 
 	var serverCPU int64
 	if l.hasTarget() {
-		srv := l.readServer()
+		srv := l.readServer(threads)
 		serverCPU = (srv.UserNs + srv.SysNs)
 		if l.port != nil {
 			p := l.port.read()
@@ -510,14 +527,13 @@ func subHost(h, base Host) Host {
 // keep their last reading (folded into a total, their records dropped):
 // what they did after it, at most one second's worth, is lost (CPU of a
 // thread that ended is not: the process's own counters hold it).
-func (l *Local) readServer() Server {
+func (l *Local) readServer(threads bool) Server {
 	var srv Server
-	// Children are re-listed every second; in a process with many
-	// threads, those forked by other threads than the main one only
-	// every tenth (reading every thread's children file costs).
-	pids := l.proc.tree(l.roots, l.gen%10 == 1)
+	pids := l.listProcs()
 	buf := l.buf[:0]
-	l.threadSet = l.threadSet[:0]
+	if threads {
+		l.threadSet = l.threadSet[:0]
+	}
 	for _, pid := range pids {
 		ps := strconv.Itoa(pid)
 		pr := l.procs[pid]
@@ -558,24 +574,14 @@ func (l *Local) readServer() Server {
 		if b, err := preadInto(&buf, pr.io); err == nil {
 			pr.ioLast = parseIO(b)
 		}
-		tids, _ := l.proc.tids(pid)
+		if !threads {
+			continue // the last readings of its threads stand
+		}
 		pr.nThreads = 0
-		for _, tid := range tids {
-			tr := pr.threads[tid]
-			if tr == nil {
-				tr = l.newThread(&buf, ps, tid)
-				if tr == nil {
-					continue
-				}
-				pr.threads[tid] = tr
-			}
-			c, ok := l.readThread(&buf, ps, tid, tr)
-			if !ok {
-				continue // ended: folded below
-			}
-			tr.last, tr.seen = c, l.gen
-			pr.nThreads++
-			l.threadSet = append(l.threadSet, threadID{pid, tid})
+		if !l.readThreads(&buf, ps, pid, pr, st.Threads == 1) {
+			// The one thread was not the main one (it ended, the
+			// process lives on in another): list them.
+			l.readThreads(&buf, ps, pid, pr, false)
 		}
 		for tid, tr := range pr.threads {
 			if tr.seen != l.gen {
@@ -610,6 +616,87 @@ func (l *Local) readServer() Server {
 	srv.ReadBytes, srv.WriteBytes = io.rchar, io.wchar
 	srv.ReadCalls, srv.WriteCalls = io.syscr, io.syscw
 	return srv
+}
+
+// readThreads reads the threads of process pid. single: the process has
+// one thread (its stat's num_threads), the main one, so the task
+// directory is not listed: a single-threaded server process (a
+// PostgreSQL backend) costs its three or four preads a second. false:
+// single and that thread could not be read.
+func (l *Local) readThreads(buf *[]byte, ps string, pid int, pr *procRec, single bool) bool {
+	var tids []int
+	if single {
+		l.oneTid[0] = pid
+		tids = l.oneTid[:]
+	} else {
+		tids, _ = l.proc.tids(pid)
+	}
+	for _, tid := range tids {
+		tr := pr.threads[tid]
+		if tr == nil {
+			tr = l.newThread(buf, ps, tid)
+			if tr == nil {
+				if single {
+					return false
+				}
+				continue
+			}
+			pr.threads[tid] = tr
+		}
+		c, ok := l.readThread(buf, ps, tid, tr)
+		if !ok {
+			if single {
+				return false
+			}
+			continue // ended: folded below
+		}
+		tr.last, tr.seen = c, l.gen
+		pr.nThreads++
+		l.threadSet = append(l.threadSet, threadID{pid, tid})
+	}
+	return true
+}
+
+// treeEvery is how often (in snapshots) the whole process tree is
+// re-listed: every thread's children of every process.
+const treeEvery = 10
+
+// listProcs lists the target's processes for a snapshot. The roots'
+// children are re-listed every snapshot (a PostgreSQL backend is the
+// postmaster's child: new connections are seen within a second); deeper
+// descendants, and children forked by other threads than the main one of
+// a root with many threads, every treeEvery-th, the processes already
+// known carried in between (reading every process's children file each
+// second cost more than the rest of the snapshot). A grandchild born
+// between two full listings is counted from its birth once found; one
+// that also ends before is missed.
+func (l *Local) listProcs() []int {
+	if l.gen%treeEvery == 1 {
+		return l.proc.tree(l.roots, true)
+	}
+	seen := make(map[int]bool, len(l.procs)+len(l.roots))
+	out := make([]int, 0, len(l.procs)+len(l.roots))
+	add := func(pid int) {
+		if !seen[pid] {
+			seen[pid] = true
+			out = append(out, pid)
+		}
+	}
+	for _, r := range l.roots {
+		add(r)
+		kids, ok := l.proc.children(r, false)
+		if !ok {
+			return l.proc.tree(l.roots, true) // no children files: the scan
+		}
+		for _, k := range kids {
+			add(k)
+		}
+	}
+	for pid := range l.procs {
+		add(pid)
+	}
+	sort.Ints(out)
+	return out
 }
 
 // newThread opens a thread's files and reads its start; nil: it ended.

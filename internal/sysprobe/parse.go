@@ -211,6 +211,7 @@ type taskStat struct {
 	Utime     int64 // ticks
 	Stime     int64 // ticks
 	Starttime int64 // ticks since boot
+	Threads   int   // num_threads
 	ok        bool
 }
 
@@ -226,7 +227,7 @@ func parseTaskStat(b []byte) taskStat {
 	s.Comm = string(b[open+1 : closeP])
 	fs := fields(b[closeP+1:])
 	// fs[0] is state (field 3); utime is field 14 → fs[11], stime fs[12],
-	// starttime field 22 → fs[19].
+	// num_threads field 20 → fs[17], starttime field 22 → fs[19].
 	if len(fs) < 13 {
 		return s
 	}
@@ -236,6 +237,7 @@ func parseTaskStat(b []byte) taskStat {
 	s.PPID = int(col(fs, 1))
 	s.Utime = col(fs, 11)
 	s.Stime = col(fs, 12)
+	s.Threads = int(col(fs, 17))
 	s.Starttime = col(fs, 19)
 	s.ok = true
 	return s

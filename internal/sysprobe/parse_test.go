@@ -31,7 +31,7 @@ func TestParseTaskStat(t *testing.T) {
 			t.Errorf("%q: %+v", tc.in, st)
 			continue
 		}
-		if tc.ok && (st.State != 'S' || st.PPID != 1 || st.Utime != 250 || st.Stime != 75 || st.Starttime != 12345) {
+		if tc.ok && (st.State != 'S' || st.PPID != 1 || st.Utime != 250 || st.Stime != 75 || st.Threads != 4 || st.Starttime != 12345) {
 			t.Errorf("%q: %+v", tc.in, st)
 		}
 	}
@@ -359,5 +359,25 @@ short line
 	got := parseUnixListenInodes(b)
 	if len(got) != 1 || got[0] != 1699275 {
 		t.Errorf("got %v, want [1699275]", got)
+	}
+}
+
+// A cached descriptor class stands 5 s, or five visits of its thread when
+// the round-robin visits each thread less often than once a second.
+func TestFdRefreshTicks(t *testing.T) {
+	for _, tc := range []struct {
+		hz, perTick, threads int
+		want                 int64
+	}{
+		{100, 16, 10, 500},  // every thread each tick: 5 s
+		{100, 16, 200, 500}, // a visit every 13 ticks: 5 s is longer
+		{20, 5, 10, 100},    // a visit every 2 ticks
+		{20, 5, 210, 210},   // a visit every 42 ticks (2.1 s): five of them
+		{20, 5, 0, 100},
+	} {
+		s := &stateSampler{hz: tc.hz, perTick: tc.perTick, threads: make([]*thrFiles, tc.threads)}
+		if got := s.fdRefreshTicks(); got != tc.want {
+			t.Errorf("hz %d, %d a tick, %d threads: %d ticks, want %d", tc.hz, tc.perTick, tc.threads, got, tc.want)
+		}
 	}
 }

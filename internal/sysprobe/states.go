@@ -338,12 +338,24 @@ func (s *stateSampler) fdClassOf(pid, fd int32) fdClass {
 		return fdOther
 	}
 	k := fdKey{pid, fd}
-	if e, ok := s.fds[k]; ok && s.tick-e.at < int64(fdRefreshSeconds*s.hz) {
+	if e, ok := s.fds[k]; ok && s.tick-e.at < s.fdRefreshTicks() {
 		return e.class
 	}
 	c := s.readFdClass(pid, fd, 0)
 	s.fds[k] = fdEntry{c, s.tick}
 	return c
+}
+
+// fdRefreshVisits: a cached descriptor class also stands for this many
+// visits of its thread, when they take longer than fdRefreshSeconds (a
+// few threads a tick over hundreds of threads: a thread is visited every
+// few seconds, and a 5 s cache would be read again every other visit).
+const fdRefreshVisits = 5
+
+// fdRefreshTicks is how many ticks a cached descriptor class stands.
+func (s *stateSampler) fdRefreshTicks() int64 {
+	visit := (len(s.threads) + s.perTick - 1) / max(s.perTick, 1) // ticks between two visits of a thread
+	return int64(max(fdRefreshSeconds*s.hz, fdRefreshVisits*visit))
 }
 
 func (s *stateSampler) readFdClass(pid, fd int32, depth int) fdClass {

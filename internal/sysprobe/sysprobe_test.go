@@ -477,3 +477,69 @@ func TestRunnable(t *testing.T) {
 		t.Errorf("%d spinners on %d CPUs among %d threads: states %+v, run delay %d ns", n, runtime.NumCPU(), d.Threads, d.States, d.RunDelayNs)
 	}
 }
+
+// A watch with ThreadsOnSnapshot reads the target's threads when a
+// snapshot is asked for (the measured interval's edges), not in its
+// once-a-second loop: the process's CPU moves every reading, the threads'
+// switches only at snapshots, and no thread that ended is lost from them.
+func TestThreadsOnSnapshot(t *testing.T) {
+	c := startChild(t, "churn", "")
+	l, err := Open(context.Background(), Target{PID: c.pid()}, Options{StateHz: -1, ThreadsOnSnapshot: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.cancel() // the loop's readings are taken here, by hand
+	l.wg.Wait()
+	defer l.Close()
+	first := snap(t, l)
+	loopRead := func() Snapshot {
+		time.Sleep(300 * time.Millisecond)
+		s, err := l.take(!l.opt.ThreadsOnSnapshot)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a := loopRead()
+	b := loopRead()
+	if b.Server.UserNs+b.Server.SysNs <= first.Server.UserNs+first.Server.SysNs {
+		t.Errorf("the process's CPU did not move between loop readings: %+v, then %+v", first.Server, b.Server)
+	}
+	if a.Server.Voluntary != first.Server.Voluntary || b.Server.Voluntary != first.Server.Voluntary ||
+		b.Server.RunDelayNs != first.Server.RunDelayNs || b.Server.Threads != first.Server.Threads {
+		t.Errorf("the loop read the threads: %+v, then %+v, then %+v", first.Server, a.Server, b.Server)
+	}
+	last := snap(t, l)
+	monotonic(t, first.Server, last.Server)
+	if last.Server.Voluntary+last.Server.Involuntary <= first.Server.Voluntary+first.Server.Involuntary {
+		t.Errorf("a snapshot did not read the threads' switches: %+v, then %+v", first.Server, last.Server)
+	}
+}
+
+// A single-threaded process (most server processes: a PostgreSQL backend)
+// is read without listing its task directory: its one thread is the main
+// one, and its figures are those of the listing.
+func TestSingleThreadedProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Skip("no sleep here:", err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid := cmd.Process.Pid
+	l, err := Open(context.Background(), Target{PID: pid}, Options{StateHz: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	s := snap(t, l)
+	l.mu.Lock()
+	set := append([]threadID(nil), l.threadSet...)
+	l.mu.Unlock()
+	if s.Server.Processes != 1 || s.Server.Threads != 1 || len(set) != 1 || set[0] != (threadID{pid, pid}) {
+		t.Errorf("processes %d, threads %d, thread set %v; want 1, 1, [{%d %d}]", s.Server.Processes, s.Server.Threads, set, pid, pid)
+	}
+	tids, err := l.proc.tids(pid)
+	if err != nil || len(tids) != 1 || tids[0] != pid {
+		t.Errorf("the task directory lists %v (%v)", tids, err)
+	}
+}

@@ -34,15 +34,20 @@ type serverJSON struct {
 		Missing         map[string]string  `json:"missing"`
 	} `json:"server_per_txn"`
 	Waits *struct {
-		Samples  int      `json:"samples"`
-		Sessions int      `json:"sessions"`
-		CPU      float64  `json:"cpu"`
-		Client   float64  `json:"client"`
-		Lock     float64  `json:"lock"`
-		IO       *float64 `json:"io"`
-		Other    float64  `json:"other"`
-		Source   string   `json:"source"`
+		Samples    int      `json:"samples"`
+		Sessions   int      `json:"sessions"`
+		CPU        float64  `json:"cpu"`
+		Client     float64  `json:"client"`
+		Lock       float64  `json:"lock"`
+		IO         *float64 `json:"io"`
+		Other      float64  `json:"other"`
+		Source     string   `json:"source"`
+		IntervalMs float64  `json:"interval_ms"`
 	} `json:"server_waits"`
+	Threads *struct {
+		Samples int64 `json:"samples"`
+		Hz      int   `json:"hz"`
+	} `json:"server_threads"`
 }
 
 // A run on a local server reports the server's CPU from /proc, the
@@ -121,6 +126,16 @@ func TestServerCost(t *testing.T) {
 			w := r.Waits
 			if w == nil || w.Samples < 5 || w.Sessions < w.Samples {
 				t.Fatalf("server_waits %+v", w)
+			}
+			// The rates the in-process sampler keeps to (issue 26): two
+			// sessions' waits every 100 ms; the server's threads at 20 Hz,
+			// 5 a tick: about 300 thread samples in the 3 s measured, where
+			// 1,600 a second would give thousands.
+			if w.IntervalMs != 100 {
+				t.Errorf("server_waits.interval_ms %v, want 100 for 2 sessions", w.IntervalMs)
+			}
+			if th := r.Threads; th == nil || th.Hz != 20 || th.Samples == 0 || th.Samples > 600 {
+				t.Errorf("server_threads %+v", th)
 			}
 			sum := w.CPU + w.Client + w.Lock + w.Other
 			if w.IO != nil {
