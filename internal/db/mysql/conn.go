@@ -165,10 +165,12 @@ func (d *DB) missingProcedures(w string) error {
 	return fmt.Errorf("the %s procedures are missing in %s: run `sledge drop` and `sledge build` again", w, d.cfg.drv.DBName)
 }
 
-// conn is one session: a dedicated connection and, in prepared mode, its
-// statements, prepared on first use. In client and procedure modes the
-// driver writes the arguments into the statement text (interpolateParams),
-// so every call is one round trip of the text protocol.
+// conn is one session on go-sql-driver/mysql (procedure and prepared
+// modes are binConn's unless the URL or the server keeps them here): a
+// dedicated connection and, in prepared mode, its statements, prepared on
+// first use. In client and procedure modes the driver writes the arguments
+// into the statement text (interpolateParams), so every call is one round
+// trip of the text protocol.
 type conn struct {
 	d     *DB
 	c     *sql.Conn

@@ -1,10 +1,12 @@
 // Package mysql runs workloads on MariaDB and MySQL (and wire-compatible
-// servers) through github.com/go-sql-driver/mysql, over TCP or a unix
-// socket, in these modes:
+// servers) over TCP or a unix socket: virtual users in procedure and
+// prepared modes through sledge's own client protocol (binproto.go,
+// binconn.go), everything else through github.com/go-sql-driver/mysql,
+// in these modes:
 //
 //   - procedure (default): one CALL of a stored procedure per transaction,
 //     which runs the whole transaction inside the server (sql/tpcc/
-//     procedures.sql); one round trip.
+//     procedures.sql); one round trip, the CALL a prepared statement.
 //   - client: every statement its own round trip, the driver writing the
 //     values into the SQL text (interpolateParams); the server parses and
 //     plans each one.
