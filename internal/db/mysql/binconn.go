@@ -130,13 +130,14 @@ func (c *binConn) lost(err error) error {
 // cancellation interrupted left its statement running on the server,
 // which is told to KILL the session (the connection is given up).
 func (c *binConn) fail(op, name string, err error) error {
+	err = c.lost(err)
 	if werr := c.wt.Interrupted(); werr != nil && c.p.err != nil {
 		c.kill()
 		if !errors.Is(err, werr) {
 			err = fmt.Errorf("interrupted: %w (%w)", werr, err)
 		}
 	}
-	return c.d.wrapErr(c.w, op, name, c.lost(err))
+	return c.d.wrapErr(c.w, op, name, err)
 }
 
 // kill ends the session on the server through the shared pool.

@@ -574,3 +574,44 @@ func TestWireChoice(t *testing.T) {
 		t.Errorf("wire=fast: %v", err)
 	}
 }
+
+// A user whose authentication plugin sledge's session does not speak
+// (ed25519) still connects: the session falls back to go-sql-driver/mysql.
+func TestWireFallbackPlugin(t *testing.T) {
+	s := need(t)
+	name := shared(t)
+	c := gomysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr = s.User, s.Password, "unix", s.Socket
+	adm, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer adm.Close()
+	if _, err := adm.Exec("INSTALL SONAME 'auth_ed25519'"); err != nil {
+		var me *gomysql.MySQLError
+		if !errors.As(err, &me) || me.Number != 1968 { // ER_PLUGIN_INSTALLED
+			t.Skipf("no ed25519 plugin on this server: %v", err)
+		}
+	}
+	admin(t, s, "DROP USER IF EXISTS 'ed'@'%'", "CREATE USER 'ed'@'%' IDENTIFIED VIA ed25519 USING PASSWORD('edpw')",
+		"GRANT ALL ON "+name+".* TO 'ed'@'%'")
+	t.Cleanup(func() { admin(t, s, "DROP USER IF EXISTS 'ed'@'%'") })
+	ctx := context.Background()
+	d, err := db.Open(ctx, tcpURL(s, "ed", "edpw", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	sess, err := d.Connect(ctx, "tpcc", workload.ModeProcedure)
+	if err != nil {
+		t.Fatalf("connect as an ed25519 user: %v", err)
+	}
+	defer sess.Close(ctx)
+	if mysql.IsWire(sess) {
+		t.Error("sledge's wire with ed25519")
+	}
+	var a, b any
+	if err := sess.QueryRow(ctx, "meta.get").Scan(&a, &b); err != nil {
+		t.Errorf("meta.get: %v", err)
+	}
+}
