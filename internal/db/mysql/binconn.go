@@ -140,15 +140,21 @@ func (c *binConn) fail(op, name string, err error) error {
 	return c.d.wrapErr(c.w, op, name, err)
 }
 
-// kill ends the session on the server through the shared pool.
+// kill ends the session on the server through the shared pool, on a
+// goroutine of its own: the virtual user returns at once, whether or not
+// the server answers (a server that stopped answering would hold it for
+// killTimeout).
 func (c *binConn) kill() {
 	if c.p.id == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
-	defer cancel()
-	_, _ = c.d.pool.ExecContext(ctx, "KILL "+strconv.FormatUint(uint64(c.p.id), 10))
+	q := "KILL " + strconv.FormatUint(uint64(c.p.id), 10)
 	c.p.id = 0
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), killTimeout)
+		defer cancel()
+		_, _ = c.d.pool.ExecContext(ctx, q)
+	}()
 }
 
 func (c *binConn) unknown(name string) error {
