@@ -65,6 +65,8 @@ func binUsable(c *config) string {
 		return "charset or collation"
 	case c.drv.ReadTimeout != 0 || c.drv.WriteTimeout != 0:
 		return "readTimeout or writeTimeout"
+	case !c.drv.AllowNativePasswords:
+		return "allowNativePasswords=false"
 	}
 	return ""
 }
