@@ -600,7 +600,9 @@ func (c *binConn) Close(context.Context) error {
 		return nil
 	}
 	c.p.start(comQuit)
-	_ = c.p.send()
+	if c.p.send() != nil {
+		return nil // closed by the failed write
+	}
 	err := c.p.nc.Close()
 	c.p.err = errSessionClosed
 	return err
