@@ -31,6 +31,10 @@ import (
 
 var cpuProfile string
 
+// dbQuery is added to every database URL (-db-query): a URL option to
+// compare, such as MariaDB's wire=driver against the default.
+var dbQuery string
+
 func main() {
 	dbs := flag.String("dbs", "postgres,mariadb", "databases to measure")
 	modes := flag.String("modes", "procedure,client,prepared", "modes, run in this order")
@@ -38,6 +42,7 @@ func main() {
 	rampup := flag.Duration("rampup", 5*time.Second, "ramp-up per run")
 	duration := flag.Duration("duration", 30*time.Second, "measured interval per run")
 	transport := flag.String("transport", "tcp", "tcp or unix")
+	flag.StringVar(&dbQuery, "db-query", "", "URL options added to every database URL, as k=v&k=v (MariaDB: wire=driver)")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write each run's CPU profile of sledge to PREFIX.<database>.<vus>.<mode>")
 	flag.Parse()
 	if err := run(*dbs, *modes, *vusList, *rampup, *duration, *transport); err != nil {
@@ -212,6 +217,17 @@ func pgbenchPerRoundTrip(s *testdb.Server, dbname, vus, transport string, d time
 }
 
 func serverURL(s *testdb.Server, dbname, transport string) string {
+	u := baseURL(s, dbname, transport)
+	if dbQuery == "" {
+		return u
+	}
+	if strings.Contains(u, "?") {
+		return u + "&" + dbQuery
+	}
+	return u + "?" + dbQuery
+}
+
+func baseURL(s *testdb.Server, dbname, transport string) string {
 	switch {
 	case s.Kind == "postgres" && transport == "unix":
 		return fmt.Sprintf("postgres://%s:%s@/%s?host=%s", s.User, s.Password, dbname, s.Socket)

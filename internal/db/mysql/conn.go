@@ -46,6 +46,23 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, err
 	}
+	if (m == workload.ModeProcedure || m == workload.ModePrepared) && binUsable(d.cfg) == "" && !d.binRefused.Load() {
+		// sledge's own connection and binary protocol (binconn.go); the
+		// driver's when the server wants what it does not speak.
+		if m == workload.ModeProcedure {
+			if err := d.checkProcedures(ctx, d.pool, w, text); err != nil {
+				return nil, err
+			}
+		}
+		bc, err := d.connectBin(ctx, w, m, text)
+		if err == nil {
+			return bc, nil
+		}
+		if !errors.Is(err, errUnsupported) {
+			return nil, err
+		}
+		d.binRefused.Store(true)
+	}
 	sc, own, wire, dialed, err := d.sessionConn(ctx, m == workload.ModePipeline) // wire.go
 	if err != nil {
 		return nil, d.connErr(err)
@@ -73,7 +90,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		}
 	}
 	if m == workload.ModeProcedure {
-		if err := c.checkProcedures(ctx); err != nil {
+		if err := c.d.checkProcedures(ctx, c.c, c.w, c.text); err != nil {
 			_ = c.Close(ctx)
 			return nil, err
 		}
@@ -87,16 +104,21 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 // callName finds the routine a "<tx>.call" statement calls.
 var callName = regexp.MustCompile(`(?i)^\s*CALL\s+([A-Za-z0-9_]+)`)
 
+// rowQuerier is a session or the pool.
+type rowQuerier interface {
+	QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row
+}
+
 // checkProcedures fails with one line when the schema is built but its
 // procedures are missing (dropped by hand, or a build stopped before them),
 // rather than at the first CALL. Without a schema it says nothing: the
 // workload reports that itself.
-func (c *conn) checkProcedures(ctx context.Context) error {
-	if _, ok := c.d.procsOK.Load(c.w); ok {
+func (d *DB) checkProcedures(ctx context.Context, q rowQuerier, w string, text map[string]string) error {
+	if _, ok := d.procsOK.Load(w); ok {
 		return nil
 	}
 	var names []string
-	for name, text := range c.text {
+	for name, text := range text {
 		if strings.HasSuffix(name, ".call") {
 			if m := callName.FindStringSubmatch(text); m != nil {
 				names = append(names, strings.ToLower(m[1]))
@@ -108,45 +130,47 @@ func (c *conn) checkProcedures(ctx context.Context) error {
 	}
 	sort.Strings(names)
 	var n int
-	q := "SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE' AND LOWER(routine_name) IN ('" +
+	sq := "SELECT COUNT(*) FROM information_schema.routines WHERE routine_schema = DATABASE() AND routine_type = 'PROCEDURE' AND LOWER(routine_name) IN ('" +
 		strings.Join(names, "', '") + "')"
-	if err := c.c.QueryRowContext(ctx, q).Scan(&n); err != nil {
-		return fmt.Errorf("mysql: look for the %s procedures: %w", c.w, c.d.connErr(err))
+	if err := q.QueryRowContext(ctx, sq).Scan(&n); err != nil {
+		return fmt.Errorf("mysql: look for the %s procedures: %w", w, d.connErr(err))
 	}
 	if n == len(names) {
-		c.d.procsOK.Store(c.w, true)
+		d.procsOK.Store(w, true)
 		return nil
 	}
 	// Is the schema built? The workload's "schema.built" statement, or for
 	// workloads without one (tpcc) the rows of sledge_meta, which its
 	// build loads last.
-	built, ok := c.text["schema.built"]
+	built, ok := text["schema.built"]
 	if !ok {
 		built = "SELECT COUNT(*) FROM sledge_meta"
 	}
 	var rows int
-	err := c.c.QueryRowContext(ctx, built).Scan(&rows)
+	err := q.QueryRowContext(ctx, built).Scan(&rows)
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == erNoSuchTable {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("mysql: look for the %s schema: %w", c.w, c.d.connErr(err))
+		return fmt.Errorf("mysql: look for the %s schema: %w", w, d.connErr(err))
 	}
 	if rows == 0 {
 		return nil // an unfinished build: build starts over, run says so
 	}
-	return c.missingProcedures()
+	return d.missingProcedures(w)
 }
 
-func (c *conn) missingProcedures() error {
-	return fmt.Errorf("the %s procedures are missing in %s: run `sledge drop` and `sledge build` again", c.w, c.d.cfg.drv.DBName)
+func (d *DB) missingProcedures(w string) error {
+	return fmt.Errorf("the %s procedures are missing in %s: run `sledge drop` and `sledge build` again", w, d.cfg.drv.DBName)
 }
 
-// conn is one session: a dedicated connection and, in prepared mode, its
-// statements, prepared on first use. In client and procedure modes the
-// driver writes the arguments into the statement text (interpolateParams),
-// so every call is one round trip of the text protocol.
+// conn is one session on go-sql-driver/mysql (procedure and prepared
+// modes are binConn's unless the URL or the server keeps them here): a
+// dedicated connection and, in prepared mode, its statements, prepared on
+// first use. In client and procedure modes the driver writes the arguments
+// into the statement text (interpolateParams), so every call is one round
+// trip of the text protocol.
 type conn struct {
 	d     *DB
 	c     *sql.Conn
@@ -464,13 +488,16 @@ func normalize(dest []any) {
 // wrap names the operation and classifies err. Errors that are about the
 // connection or the schema rather than the statement become one line that
 // says what to do.
-func (c *conn) wrap(op, stmt string, err error) error {
+func (c *conn) wrap(op, stmt string, err error) error { return c.d.wrapErr(c.w, op, stmt, err) }
+
+// wrapErr is wrap for a session of workload w.
+func (d *DB) wrapErr(w, op, stmt string, err error) error {
 	var me *mysql.MySQLError
 	if errors.As(err, &me) && me.Number == erSPDoesNotExist {
-		return c.missingProcedures()
+		return d.missingProcedures(w)
 	}
 	if isNetErr(err) && !lostConnection(err) { // connlost.go
-		return c.d.connErr(err)
+		return d.connErr(err)
 	}
 	return &db.OpError{DB: "mysql", Op: op, Stmt: stmt, Err: err, Kind: kind(err)}
 }

@@ -1,10 +1,12 @@
 // Package mysql runs workloads on MariaDB and MySQL (and wire-compatible
-// servers) through github.com/go-sql-driver/mysql, over TCP or a unix
-// socket, in these modes:
+// servers) over TCP or a unix socket: virtual users in procedure and
+// prepared modes through sledge's own client protocol (binproto.go,
+// binconn.go), everything else through github.com/go-sql-driver/mysql,
+// in these modes:
 //
 //   - procedure (default): one CALL of a stored procedure per transaction,
 //     which runs the whole transaction inside the server (sql/tpcc/
-//     procedures.sql); one round trip.
+//     procedures.sql); one round trip, the CALL a prepared statement.
 //   - client: every statement its own round trip, the driver writing the
 //     values into the SQL text (interpolateParams); the server parses and
 //     plans each one.
@@ -34,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -97,7 +100,16 @@ type config struct {
 	isolation string // key of isolations
 	load      string
 	io        db.IOMode // how virtual users' sockets wait (URL option io, db.IOMode)
+	wire      string    // URL option wire: wireSledge (default) or wireDriver
+	charset   bool      // the URL names a charset (binUsable)
 }
+
+// Values of the URL option wire: the protocol client of virtual users'
+// sessions in procedure and prepared modes.
+const (
+	wireSledge = "sledge" // sledge's own (binconn.go), the driver's where it cannot
+	wireDriver = "driver" // go-sql-driver/mysql's
+)
 
 type driver struct{}
 
@@ -125,7 +137,7 @@ func parseURL(u *url.URL) (*config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mysql URL: bad query: %w", db.RedactQueryErr(err))
 	}
-	c := &config{isolation: defaultIsolation, load: defaultLoad}
+	c := &config{isolation: defaultIsolation, load: defaultLoad, wire: wireSledge}
 	if c.io, err = db.IOOption(q, "mysql"); err != nil {
 		return nil, err
 	}
@@ -150,15 +162,21 @@ func parseURL(u *url.URL) (*config, error) {
 				return nil, fmt.Errorf("mysql URL: bad load %q: use infile or insert", v)
 			}
 			c.load = v
+		case k == "wire":
+			if v != wireSledge && v != wireDriver {
+				return nil, fmt.Errorf("mysql URL: bad wire %q: use sledge or driver", v)
+			}
+			c.wire = v
 		case slices.Contains(driverParams, k):
 			params.Set(k, v)
+			c.charset = c.charset || k == "charset" || k == "collation"
 		default:
 			unknown = append(unknown, k)
 		}
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		known := append([]string{"io", "isolation", "load", "socket"}, driverParams...)
+		known := append([]string{"io", "isolation", "load", "socket", "wire"}, driverParams...)
 		sort.Strings(known)
 		return nil, fmt.Errorf("mysql URL: unknown parameter %s: known are %s", strings.Join(unknown, ", "), strings.Join(known, ", "))
 	}
@@ -238,6 +256,10 @@ type DB struct {
 	repeated db.RepeatedCache // workload -> statements with repeated groups
 
 	procsOK sync.Map // workload -> true once its procedures were seen
+
+	// binRefused: the server wanted what sledge's own session does not
+	// speak (binproto.go); sessions use the driver's from then on.
+	binRefused atomic.Bool
 
 	load loader
 }
