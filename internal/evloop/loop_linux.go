@@ -322,6 +322,9 @@ func (l *Loop) epollCall(raw bool, timeout int64) int {
 
 // kick wakes the loop from its wait.
 func (l *Loop) kick() {
+	if l.closed.Load() {
+		return // a cancellation or poke that came after the end
+	}
 	one := [8]byte{1}
 	_, _ = syscall.Write(l.evfd, one[:])
 }
