@@ -121,10 +121,27 @@ func TestLoopConnInterrupts(t *testing.T) {
 					c.SetReadDeadline(time.Now().Add(tc.deadline))
 				}
 				done := make(chan error, 1)
-				go onLoop(t, loop, c, func() {
-					_, err := c.Read(make([]byte, 1))
-					done <- err
-				})
+				var l *evloop.Loop
+				if loop {
+					var err error
+					if l, err = evloop.New(true); err != nil {
+						t.Fatal(err)
+					}
+					defer l.Close()
+				}
+				go func() {
+					if l == nil {
+						_, err := c.Read(make([]byte, 1))
+						done <- err
+						return
+					}
+					l.Go(func() {
+						evloop.Bind(evloop.With(context.Background(), l), c)
+						_, err := c.Read(make([]byte, 1))
+						done <- err
+					})
+					l.Run()
+				}()
 				time.Sleep(30 * time.Millisecond)
 				tc.interrupt(c)
 				select {
