@@ -63,13 +63,17 @@ func dupFD(nc net.Conn) (int, error) {
 }
 
 type loopConn struct {
-	fd            evloop.FD // its loop registration belongs to the caller of the moment
-	loop          atomic.Pointer[evloop.Loop]
-	rdl, wdl      atomic.Int64 // deadlines, UnixNano; 0: none
-	shut          atomic.Bool  // shut down by a deadline in the past
-	local, remote net.Addr
-	mu            sync.Mutex
-	closed        bool
+	fd       evloop.FD // its loop registration belongs to the caller of the moment
+	loop     atomic.Pointer[evloop.Loop]
+	rdl, wdl atomic.Int64 // deadlines, UnixNano; 0: none
+	shut     atomic.Bool  // shut down by a deadline in the past
+	// drained: the last read left the socket empty (it returned less than
+	// asked); waitFirst: a request was written since, so the next read
+	// waits on the loop before trying (it would only see EAGAIN).
+	drained, waitFirst atomic.Bool
+	local, remote      net.Addr
+	mu                 sync.Mutex
+	closed             bool
 	// The descriptor is closed only when no read or write uses it (as
 	// blockingConn's).
 	inflight  atomic.Int32
@@ -107,10 +111,19 @@ func (c *loopConn) Read(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	defer c.release()
+	if c.waitFirst.Load() {
+		c.waitFirst.Store(false)
+		if l := c.loop.Load(); l != nil {
+			if err := c.waitLoop(l, &c.rdl); err != nil {
+				return 0, err
+			}
+		}
+	}
 	for {
 		n, e := rawRead(c.fd.Sysfd, p)
 		switch {
 		case e == 0 && n > 0:
+			c.drained.Store(n < len(p))
 			return n, nil
 		case e == 0:
 			if c.shut.Load() {
@@ -122,6 +135,7 @@ func (c *loopConn) Read(p []byte) (int, error) {
 		case e != syscall.EAGAIN:
 			return 0, c.mapErr("read", e)
 		}
+		c.drained.Store(true)
 		if err := c.wait(&c.rdl, pollIn); err != nil {
 			return 0, err
 		}
@@ -149,7 +163,26 @@ func (c *loopConn) Write(p []byte) (int, error) {
 			return done, err
 		}
 	}
+	if c.drained.Load() {
+		c.waitFirst.Store(true)
+	}
 	return done, nil
+}
+
+// waitLoop waits on l before a read that would find nothing yet; off the
+// loop it returns at once (the read then polls as usual).
+func (c *loopConn) waitLoop(l *evloop.Loop, deadline *atomic.Int64) error {
+	if c.shut.Load() {
+		return errDeadline
+	}
+	var dl time.Time
+	if ns := deadline.Load(); ns != 0 {
+		dl = time.Unix(0, ns)
+	}
+	if err := l.Wait(&c.fd, dl); err != evloop.ErrNotOnLoop {
+		return err
+	}
+	return nil
 }
 
 // wait waits until the descriptor may be ready: on the bound loop when

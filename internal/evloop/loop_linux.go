@@ -72,9 +72,10 @@ type Loop struct {
 	ready   []*co
 	running []*co
 	live    int
-	waiters []*co // by descriptor
-	timers  []*co // a heap by when
-	polled  []*co // WaitFor's
+	waiters []*co  // by descriptor
+	edges   []bool // by descriptor: an event came while nobody waited
+	timers  []*co  // a heap by when
+	polled  []*co  // WaitFor's
 	events  [waitEvents]syscall.EpollEvent
 	pwait2  bool // epoll_pwait2 (nanosecond timeouts) works here
 
@@ -233,8 +234,15 @@ func (l *Loop) wait() {
 				c.fd = -1
 				l.delTimer(c)
 				l.wake(c, whyIO)
+				continue
 			}
 		}
+		// Kept for a Wait that comes before its read has seen EAGAIN
+		// (edge-triggered: this event will not come again).
+		if fd >= len(l.edges) {
+			l.edges = append(l.edges, make([]bool, fd+1-len(l.edges))...)
+		}
+		l.edges[fd] = true
 	}
 	if l.cancelled.Swap(false) {
 		l.cancelWaits()
@@ -353,6 +361,11 @@ type FD struct {
 // deadline (zero: none) passed: os.ErrDeadlineExceeded. The caller retries
 // its read or write; a wake-up may be spurious. ErrNotOnLoop: the caller
 // is not a coroutine of l and must wait by itself.
+//
+// A caller may wait before trying its read when it knows the socket was
+// empty after its last read (a request just sent after a whole answer was
+// read): readiness that came since then is either still in the epoll set's
+// ready list or was recorded when it came; either ends the wait at once.
 func (l *Loop) Wait(f *FD, deadline time.Time) error {
 	c := l.current()
 	if c == nil {
@@ -364,6 +377,10 @@ func (l *Loop) Wait(f *FD, deadline time.Time) error {
 		}
 	}
 	fd := f.Sysfd
+	if fd < len(l.edges) && l.edges[fd] {
+		l.edges[fd] = false
+		return nil
+	}
 	if fd >= len(l.waiters) {
 		l.waiters = append(l.waiters, make([]*co, fd+1-len(l.waiters))...)
 	}

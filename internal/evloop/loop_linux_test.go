@@ -347,3 +347,31 @@ func TestFDMovesBetweenLoops(t *testing.T) {
 	await(t, da, "loop a")
 	await(t, db, "loop b")
 }
+
+// Waiting before reading (a caller that knows its socket was empty): an
+// answer that came while the coroutine slept, its event taken by the
+// loop's wait with nobody waiting, still ends the wait at once.
+func TestWaitAfterTheEventCame(t *testing.T) {
+	l := newLoop(t, false)
+	fd, peer := socketpair(t)
+	f := &FD{Sysfd: fd}
+	got := make(chan string, 1)
+	l.Go(func() {
+		// Registered with the loop by a first wait, which the socket's
+		// being writable ends; then waits until nothing is pending.
+		for l.Wait(f, time.Now().Add(5*time.Millisecond)) == nil {
+		}
+		peer.Write([]byte("hi"))
+		l.Sleep(context.Background(), 30*time.Millisecond) // the loop sees the event meanwhile
+		if err := l.Wait(f, time.Now().Add(10*time.Second)); err != nil {
+			t.Errorf("wait after the event: %v", err)
+		}
+		buf := make([]byte, 2)
+		n, _ := syscall.Read(fd, buf)
+		got <- string(buf[:n])
+	})
+	await(t, run(t, l), "the loop")
+	if s := <-got; s != "hi" {
+		t.Errorf("read %q", s)
+	}
+}
