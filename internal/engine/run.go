@@ -816,6 +816,11 @@ type runner struct {
 // A VU on an event loop (lp) waits through it.
 func (r *runner) acquire(ctx context.Context, lp *evloop.Loop) *session {
 	if lp != nil {
+		select {
+		case s := <-r.pool:
+			return s
+		default:
+		}
 		var s *session
 		lp.WaitFor(ctx, func() bool {
 			select {

@@ -76,6 +76,9 @@ type Loop struct {
 	edges   []bool // by descriptor: an event came while nobody waited
 	timers  []*co  // a heap by when
 	polled  []*co  // WaitFor's
+	// npolled is len(polled) for Poke, which other goroutines call: a
+	// loop with no condition to try is not woken.
+	npolled atomic.Int32
 	events  [waitEvents]syscall.EpollEvent
 	pwait2  bool // epoll_pwait2 (nanosecond timeouts) works here
 
@@ -343,6 +346,9 @@ func (l *Loop) Poke() {
 	if l == nil {
 		return
 	}
+	if l.npolled.Load() == 0 {
+		return
+	}
 	l.poked.Store(true)
 	if l.sleeping.Load() {
 		l.kick()
@@ -459,6 +465,7 @@ func (l *Loop) WaitFor(ctx context.Context, cond func() bool) bool {
 	l.watch(ctx, c)
 	c.cond = cond
 	l.polled = append(l.polled, c)
+	l.npolled.Store(int32(len(l.polled)))
 	l.suspend(c)
 	c.cond = nil
 	l.endWatch(c)
@@ -477,6 +484,7 @@ func (l *Loop) checkPolled() {
 	}
 	clear(l.polled[k:])
 	l.polled = l.polled[:k]
+	l.npolled.Store(int32(k))
 }
 
 // watch makes ctx's cancellation end c's wait. The loop watches the few
@@ -530,6 +538,7 @@ func (l *Loop) cancelWaits() {
 	}
 	clear(l.polled[k:])
 	l.polled = l.polled[:k]
+	l.npolled.Store(int32(k))
 	for ch := range l.watched {
 		select {
 		case <-ch:
