@@ -50,7 +50,7 @@ func main() {
 	spin := flag.Bool("spin", false, "internal: be one busy-loop process of -load")
 	hold = flag.Duration("hold", 0, "after the build, print the URL and keep the server up this long instead of measuring (for profiling by hand)")
 	profile = flag.String("cpuprofile", "", "write sledge's CPU profile of each run to this file prefix")
-	variantsFlag = flag.String("variants", "default", "sledge variants to measure, separated by ';': each is a list of NAME=VALUE environment settings and extra sledge options, or 'default' (e.g. 'default;--no-cost;GOMAXPROCS=8')")
+	variantsFlag = flag.String("variants", "default", "sledge variants to measure, separated by ';': each is a list of NAME=VALUE environment settings and extra sledge options, ?NAME=VALUE URL options, or 'default' (e.g. 'default;--no-cost;GOMAXPROCS=8;?io=loop')")
 	flag.Parse()
 	if *spin {
 		spinForever()
@@ -147,9 +147,10 @@ func loadAvg() string {
 
 // variant is one way of running sledge: environment and extra options.
 type variant struct {
-	name string
-	env  []string
-	args []string
+	name  string
+	env   []string
+	args  []string
+	query []string // URL options, from tokens such as ?io=loop
 }
 
 func parseVariants(s string) []variant {
@@ -162,7 +163,9 @@ func parseVariants(s string) []variant {
 		x := variant{name: v}
 		if v != "default" {
 			for _, tok := range strings.Fields(v) {
-				if !strings.HasPrefix(tok, "-") && strings.Contains(tok, "=") {
+				if strings.HasPrefix(tok, "?") {
+					x.query = append(x.query, tok[1:])
+				} else if !strings.HasPrefix(tok, "-") && strings.Contains(tok, "=") {
 					x.env = append(x.env, tok)
 				} else {
 					x.args = append(x.args, tok)
@@ -179,6 +182,16 @@ type sample struct {
 	tps   float64
 	txns  int64
 	cpuUs float64 // client CPU per transaction, µs
+	csTx  float64 // the client's context switches per transaction (voluntary and not)
+}
+
+// switches is the context switches of a finished process, all its threads.
+func switches(ps *os.ProcessState) float64 {
+	ru, ok := ps.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return 0
+	}
+	return float64(ru.Nvcsw + ru.Nivcsw)
 }
 
 func run(builtins []string, scale, clients, threads, rounds, seconds int, transports []string, loads []int) error {
@@ -275,11 +288,19 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		s.txns, _ = strconv.ParseInt(m2[1], 10, 64)
 		if s.txns > 0 {
 			s.cpuUs = child.CPUUs(cmd.ProcessState) / float64(s.txns)
+			s.csTx = switches(cmd.ProcessState) / float64(s.txns)
 		}
 		return s, nil
 	}
 	runSledge := func(b string, v variant, round int, transport string) (sample, error) {
 		_, u := hostOf(transport)
+		for _, q := range v.query {
+			if strings.Contains(u, "?") {
+				u += "&" + q
+			} else {
+				u += "?" + q
+			}
+		}
 		cmd := exec.CommandContext(ctx, bin, "run", "tpcb", "--db", u, "--builtin", b, "--mode", "prepared",
 			"-c", strconv.Itoa(clients), "-T", strconv.Itoa(seconds), "--json", "--no-job")
 		cmd.Args = append(cmd.Args, v.args...)
@@ -303,6 +324,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 		s := sample{tps: r.TPS, txns: r.Transactions}
 		if s.txns > 0 {
 			s.cpuUs = child.CPUUs(cmd.ProcessState) / float64(s.txns)
+			s.csTx = switches(cmd.ProcessState) / float64(s.txns)
 		}
 		return s, nil
 	}
@@ -334,8 +356,8 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 	}
 	fmt.Printf("; %d rounds each, alternating\n", rounds)
 	fmt.Printf("transports %s; other load (busy-loop processes) %v; sledge variants: %d\n\n", strings.Join(transports, ","), loads, len(variants))
-	fmt.Println("| transport | load | builtin | round | tool | tps | CPU µs/txn | load avg |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| transport | load | builtin | round | tool | tps | CPU µs/txn | switches/txn | load avg |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	type key struct {
 		transport string
 		load      int
@@ -375,7 +397,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 								return err
 							}
 							res[t] = append(res[t], smp)
-							fmt.Printf("| %s | %d | %s | %d | %s | %.0f | %.1f | %s |\n", transport, load, b, r, tools[t].name, smp.tps, smp.cpuUs, loadAvg())
+							fmt.Printf("| %s | %d | %s | %d | %s | %.0f | %.1f | %.2f | %s |\n", transport, load, b, r, tools[t].name, smp.tps, smp.cpuUs, smp.csTx, loadAvg())
 						}
 					}
 				}
@@ -386,10 +408,11 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 			}
 		}
 	}
-	fmt.Println("\n| transport | load | builtin | tool | median tps | tps ratio to pgbench (goal ≥ 1.0) | median CPU µs/txn | CPU ratio to pgbench (goal ≤ 1.0) |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("\n| transport | load | builtin | tool | median tps | tps ratio to pgbench (goal ≥ 1.0) | median CPU µs/txn | CPU ratio to pgbench (goal ≤ 1.0) | median switches/txn |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	tps := func(s sample) float64 { return s.tps }
 	cpu := func(s sample) float64 { return s.cpuUs }
+	cs := func(s sample) float64 { return s.csTx }
 	for _, transport := range transports {
 		for _, load := range loads {
 			for _, b := range builtins {
@@ -397,7 +420,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 				pgT, pgC := child.Median(res[0], tps), child.Median(res[0], cpu)
 				for t := range tools {
 					T, C := child.Median(res[t], tps), child.Median(res[t], cpu)
-					fmt.Printf("| %s | %d | %s | %s | %.0f | %.2f | %.1f | %.2f |\n", transport, load, b, tools[t].name, T, T/pgT, C, C/pgC)
+					fmt.Printf("| %s | %d | %s | %s | %.0f | %.2f | %.1f | %.2f | %.2f |\n", transport, load, b, tools[t].name, T, T/pgT, C, C/pgC, child.Median(res[t], cs))
 				}
 			}
 		}
