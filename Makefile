@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
+.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-race unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -44,7 +44,7 @@ vet:
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
-UNIT_GROUPS = unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-kube unit-packages unit-modernc
+UNIT_GROUPS = unit-race unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-kube unit-packages unit-modernc
 UNIT_JOBS ?= 6
 unit:
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
@@ -73,6 +73,15 @@ unit-kube:
 	$(GO) test -count=1 -timeout 15m ./internal/kube/
 unit-faults:
 	$(GO) test -count=1 -timeout 12m ./internal/faults/
+# Issue 26's hot path under the race detector: the event loop, the
+# bound-statement contract, the loop and blocking connections, virtual
+# users on loops, and each database's own wire against its real server
+# (the zero-allocation tests left out: the detector changes what escapes).
+unit-race:
+	$(GO) test -count=1 -race -timeout 10m ./internal/evloop/ ./internal/workload/
+	$(GO) test -count=1 -race -timeout 10m -run 'TestLoopConn|TestBlockingConn|TestCountConn' ./internal/db/ ./internal/metrics/
+	$(GO) test -count=1 -race -timeout 10m -run 'TestLoops|TestTimedConn' ./internal/engine/
+	$(GO) test -count=1 -race -timeout 10m -run 'TestWire' -skip 'NoAllocs' ./internal/db/postgres/ ./internal/db/mysql/
 unit-packages:
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -E '$(SLOW_PACKAGES)')
 
