@@ -113,7 +113,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 			_ = pc.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
-		if present && d.fast {
+		if present && d.wire {
 			// After the routines' check, which runs on pgx.
 			if err := c.takeOver(); err != nil {
 				_ = pc.Close(context.WithoutCancel(ctx))
@@ -130,7 +130,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if m == workload.ModePipeline {
 		return &pipeConn{conn: c, g: newGroup(pc.PgConn(), text)}, nil // pipeline.go
 	}
-	if d.fast && hotWire(m) {
+	if d.wire && hotWire(m) {
 		if err := c.takeOver(); err != nil {
 			_ = pc.Close(context.WithoutCancel(ctx))
 			return nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/db/postgres"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -367,4 +368,59 @@ func waitActivity(t *testing.T, name string, n int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Fatalf("%d statements running, never %d", got, n)
+}
+
+// BenchmarkRoundTrip is one prepared statement's round trip (one bigint
+// in, three columns out) on sledge's own reader and writer (api=wire,
+// the default) and on pgconn's (api=pgconn): ns and allocations per round
+// trip, the client's share of which is the difference between the two
+// (docs/cost.md). stmt is the typed call (workload.Stmt), boxed the
+// ...any call both paths have.
+func BenchmarkRoundTrip(b *testing.B) {
+	if srv == nil {
+		b.Skip(startErr)
+	}
+	text := map[string]string{"q": "SELECT $1::bigint + 1, 'abc'::text, 2.5::float8"}
+	for _, api := range []string{"wire", "pgconn"} {
+		ctx, cancel := context.WithCancel(context.Background()) // cancellable, as the engine's
+		d, err := db.Open(ctx, tcpURL(srv, "postgres")+"?api="+api)
+		if err != nil {
+			b.Fatal(err)
+		}
+		c, err := d.Connect(ctx, "tpcc", workload.ModePrepared)
+		if err != nil {
+			b.Fatal(err)
+		}
+		postgres.WithStatements(c, text)
+		var n, r int64
+		var s []byte
+		var f float64
+		st := workload.Bind("q", []any{&n}, &r, &s, &f)
+		var str string
+		calls := map[string]func() error{
+			"stmt":  func() error { return workload.QueryRowStmt(ctx, c, st) },
+			"boxed": func() error { return c.QueryRow(ctx, "q", n).Scan(&r, &str, &f) },
+		}
+		for _, kind := range []string{"stmt", "boxed"} {
+			call := calls[kind]
+			b.Run(api+"/"+kind, func(b *testing.B) {
+				for range 100 {
+					if err := call(); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					n++
+					if err := call(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+		_ = c.Close(ctx)
+		_ = d.Close()
+		cancel()
+	}
 }
