@@ -252,6 +252,10 @@ type Workload interface {
 // Terminal is one virtual user's source of transactions.
 type Terminal interface {
 	// Next draws the next transaction from the deck with fresh inputs.
+	// The Txn may be the terminal's own, reused (one per kind, its
+	// statements bound once: issue 26): it is valid until the next call
+	// of Next, so a caller runs it (and retries it) before drawing again
+	// and keeps nothing of it past that.
 	Next() Txn
 }
 

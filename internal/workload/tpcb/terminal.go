@@ -22,7 +22,8 @@ type terminal struct {
 	branches int64
 	tellers  int64
 	mix      []Weighted
-	total    int64 // Σ weights
+	total    int64  // Σ weights
+	txs      []*txn // one per mix entry, reused by Next
 }
 
 var _ workload.Terminal = (*terminal)(nil)
@@ -41,8 +42,11 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 		tellers:  int64(w.scale) * tellersPerScale,
 		mix:      w.mix,
 	}
-	for _, b := range w.mix {
+	for kind, b := range w.mix {
 		t.total += int64(b.Weight)
+		tx := &txn{kind: kind, b: b.Builtin}
+		tx.bind()
+		t.txs = append(t.txs, tx)
 	}
 	return t
 }
@@ -72,7 +76,8 @@ func (t *terminal) between(lo, hi int64) int64 { return lo + t.r.Int64N(hi-lo+1)
 // weight ÷ Σ weights; no draw when the mix has one builtin), then its
 // variables in the script's order: aid, and for the updates bid, tid and
 // delta, each independently uniform (the teller and branch are not the
-// account's own).
+// account's own). The transaction is the terminal's own for that builtin,
+// reused: valid until the next call.
 func (t *terminal) Next() workload.Txn {
 	kind := 0
 	if len(t.mix) > 1 {
@@ -82,7 +87,7 @@ func (t *terminal) Next() workload.Txn {
 			kind++
 		}
 	}
-	tx := &txn{kind: kind, b: t.mix[kind].Builtin}
+	tx := t.txs[kind]
 	tx.aid = t.between(1, t.accounts)
 	if tx.b != SelectOnly {
 		tx.bid = t.between(1, t.branches)
@@ -99,6 +104,38 @@ type txn struct {
 	b                    Builtin
 	aid, bid, tid, delta int64
 	abalance             int64 // what the builtin's SELECT read
+	st                   *txnStmts
+}
+
+// txnStmts are a txn's statements, bound once to its variables, and what
+// InTx runs: made once per terminal so that a transaction allocates nothing
+// (issue 26). Not inputs: two txns with the same inputs are the same
+// transaction whatever their bindings.
+type txnStmts struct {
+	accountUpdate, accountSelect, tellerUpdate, branchUpdate, historyInsert *workload.Stmt
+	call                                                                    *workload.Stmt // procedure modes
+	c                                                                       workload.Conn  // the session of the Run under way
+	body                                                                    func(ctx context.Context) error
+}
+
+// bind makes t's statements; a txn made without NewTerminal binds on its
+// first Run.
+func (t *txn) bind() {
+	call := stmtTPCBLikeCall
+	if t.b == SimpleUpdate {
+		call = stmtSimpleUpdateCall
+	}
+	bal := []any{&t.abalance}
+	st := &txnStmts{
+		accountUpdate: workload.Bind(stmtAccountUpdate, []any{&t.delta, &t.aid}),
+		accountSelect: workload.Bind(stmtAccountSelect, []any{&t.aid}, bal...),
+		tellerUpdate:  workload.Bind(stmtTellerUpdate, []any{&t.delta, &t.tid}),
+		branchUpdate:  workload.Bind(stmtBranchUpdate, []any{&t.delta, &t.bid}),
+		historyInsert: workload.Bind(stmtHistoryInsert, []any{&t.tid, &t.bid, &t.aid, &t.delta}),
+		call:          workload.Bind(call, []any{&t.aid, &t.bid, &t.tid, &t.delta}, bal...),
+	}
+	st.body = func(ctx context.Context) error { return t.run(ctx, st.c) }
+	t.st = st
 }
 
 func (t *txn) Kind() int { return t.kind }
@@ -108,18 +145,17 @@ func (t *txn) Kind() int { return t.kind }
 // routine in procedure mode, else statement by statement between BEGIN and
 // COMMIT, as pgbench's script does with BEGIN; … END;.
 func (t *txn) Run(ctx context.Context, c workload.Conn) error {
+	if t.st == nil {
+		t.bind()
+	}
 	if t.b == SelectOnly {
-		if err := c.QueryRow(ctx, stmtAccountSelect, t.aid).Scan(&t.abalance); err != nil {
+		if err := workload.QueryRowStmt(ctx, c, t.st.accountSelect); err != nil {
 			return fmt.Errorf("%s: select aid=%d: %w", t.b, t.aid, err)
 		}
 		return nil
 	}
 	if c.Mode().ProcedureLike() {
-		call := stmtTPCBLikeCall
-		if t.b == SimpleUpdate {
-			call = stmtSimpleUpdateCall
-		}
-		if err := c.QueryRow(ctx, call, t.aid, t.bid, t.tid, t.delta).Scan(&t.abalance); err != nil {
+		if err := workload.QueryRowStmt(ctx, c, t.st.call); err != nil {
 			return fmt.Errorf("%s: call aid=%d bid=%d tid=%d: %w", t.b, t.aid, t.bid, t.tid, err)
 		}
 		return nil
@@ -127,26 +163,30 @@ func (t *txn) Run(ctx context.Context, c workload.Conn) error {
 	if c.Mode() == workload.ModePipeline {
 		return t.pipelined(ctx, c) // pipeline.go
 	}
-	return c.InTx(ctx, workload.TxOptions{}, func(ctx context.Context) error { return t.run(ctx, c) })
+	t.st.c = c
+	err := c.InTx(ctx, workload.TxOptions{}, t.st.body)
+	t.st.c = nil // the session is not the txn's to keep
+	return err
 }
 
 // run is the builtin's statements in pgbench's order (docs/tpcb.md part 3).
 func (t *txn) run(ctx context.Context, c workload.Conn) error {
-	if _, err := c.Exec(ctx, stmtAccountUpdate, t.delta, t.aid); err != nil {
+	st := t.st
+	if _, err := workload.ExecStmt(ctx, c, st.accountUpdate); err != nil {
 		return fmt.Errorf("%s: update account aid=%d: %w", t.b, t.aid, err)
 	}
-	if err := c.QueryRow(ctx, stmtAccountSelect, t.aid).Scan(&t.abalance); err != nil {
+	if err := workload.QueryRowStmt(ctx, c, st.accountSelect); err != nil {
 		return fmt.Errorf("%s: select account aid=%d: %w", t.b, t.aid, err)
 	}
 	if t.b == TPCBLike {
-		if _, err := c.Exec(ctx, stmtTellerUpdate, t.delta, t.tid); err != nil {
+		if _, err := workload.ExecStmt(ctx, c, st.tellerUpdate); err != nil {
 			return fmt.Errorf("%s: update teller tid=%d: %w", t.b, t.tid, err)
 		}
-		if _, err := c.Exec(ctx, stmtBranchUpdate, t.delta, t.bid); err != nil {
+		if _, err := workload.ExecStmt(ctx, c, st.branchUpdate); err != nil {
 			return fmt.Errorf("%s: update branch bid=%d: %w", t.b, t.bid, err)
 		}
 	}
-	if _, err := c.Exec(ctx, stmtHistoryInsert, t.tid, t.bid, t.aid, t.delta); err != nil {
+	if _, err := workload.ExecStmt(ctx, c, st.historyInsert); err != nil {
 		return fmt.Errorf("%s: insert history: %w", t.b, err)
 	}
 	return nil

@@ -7,10 +7,15 @@ import (
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
+// draws returns the inputs of n transactions: copies, since Next reuses
+// one txn per builtin (valid until the next call), without the bound
+// statements, which are the terminal's and not inputs.
 func draws(term workload.Terminal, n int) []*txn {
 	out := make([]*txn, n)
 	for i := range out {
-		out[i] = term.Next().(*txn)
+		tx := *term.Next().(*txn)
+		tx.st = nil
+		out[i] = &tx
 	}
 	return out
 }

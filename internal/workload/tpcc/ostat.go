@@ -14,6 +14,48 @@ type orderStatus struct {
 	cID    int64  // when !byName
 	cLast  string // when byName
 	out    orderStatusOutput
+	st     *orderStatusStmts
+}
+
+// orderStatusStmts are an Order-Status's statements bound once to its
+// inputs and to the variables below, which each Run rewrites (issue 26).
+// The dates are display-only, in whatever text the database gives.
+type orderStatusStmts struct {
+	byName                  int64 // ostat.call's 0|1
+	n, offset               int64 // customers with the name; ⌈n/2⌉ − 1
+	cID                     int64 // the customer's id, given or read
+	balance                 float64
+	first, middle, last     []byte
+	oID                     int64
+	entry                   []byte
+	carrier                 workload.NullInt64
+	item, supply, qty       int64 // an order line's columns
+	amount                  float64
+	delivered               []byte
+	lines                   int
+	customer, customerCount *workload.Stmt
+	customerByName, order   *workload.Stmt
+	orderLines, call        *workload.Stmt
+	countLine               func() error
+	c                       workload.Conn // the session of the Run under way
+	body                    func(ctx context.Context) error
+}
+
+// bind makes t's statements; an orderStatus made without NewTerminal binds
+// on its first Run.
+func (t *orderStatus) bind() {
+	st := &orderStatusStmts{}
+	st.customer = workload.Bind(stmtOSCustomer, []any{&t.w, &t.d, &t.cID}, &st.balance, &st.first, &st.middle, &st.last)
+	st.customerCount = workload.Bind(stmtOSCustomerCount, []any{&t.w, &t.d, &t.cLast}, &st.n)
+	st.customerByName = workload.Bind(stmtOSCustomerByName, []any{&t.w, &t.d, &t.cLast, &st.offset},
+		&st.cID, &st.balance, &st.first, &st.middle)
+	st.order = workload.Bind(stmtOSOrder, []any{&t.w, &t.d, &st.cID}, &st.oID, &st.entry, &st.carrier)
+	st.orderLines = workload.Bind(stmtOSOrderLines, []any{&t.w, &t.d, &st.oID},
+		&st.item, &st.supply, &st.qty, &st.amount, &st.delivered)
+	st.call = workload.Bind(stmtOSCall, []any{&t.w, &t.d, &st.byName, &t.cID, &t.cLast}, &t.out.oID)
+	st.countLine = func() error { st.lines++; return nil }
+	st.body = func(ctx context.Context) error { return t.run(ctx, st.c) }
+	t.st = st
 }
 
 // orderStatusOutput is part of what the terminal would show (§2.6.3.3).
@@ -29,6 +71,9 @@ func (t *orderStatus) Kind() int { return kindOrderStatus }
 // profile inside one read-only database transaction, which keeps it
 // serializable against New-Order (isolation tests 1, 2 and 9).
 func (t *orderStatus) Run(ctx context.Context, c workload.Conn) error {
+	if t.st == nil {
+		t.bind()
+	}
 	if c.Mode().ProcedureLike() {
 		return t.call(ctx, c)
 	}
@@ -38,45 +83,49 @@ func (t *orderStatus) Run(ctx context.Context, c workload.Conn) error {
 	case workload.ModePipeline:
 		return t.pipelined(ctx, c)
 	}
-	return c.InTx(ctx, workload.TxOptions{ReadOnly: true}, func(ctx context.Context) error { return t.run(ctx, c) })
+	t.st.c = c
+	err := c.InTx(ctx, workload.TxOptions{ReadOnly: true}, t.st.body)
+	t.st.c = nil // the session is not the transaction's to keep
+	return err
 }
 
 func (t *orderStatus) call(ctx context.Context, c workload.Conn) error {
-	var byName int64
+	st := t.st
+	st.byName = 0
 	if t.byName {
-		byName = 1
+		st.byName = 1
 	}
 	t.out = orderStatusOutput{cID: t.cID}
-	if err := c.QueryRow(ctx, stmtOSCall, t.w, t.d, byName, t.cID, t.cLast).Scan(&t.out.oID); err != nil {
+	if err := workload.QueryRowStmt(ctx, c, st.call); err != nil {
 		return fmt.Errorf("ostat: call w=%d d=%d: %w", t.w, t.d, err)
 	}
 	return nil
 }
 
 func (t *orderStatus) run(ctx context.Context, c workload.Conn) error {
-	w, d := t.w, t.d
+	w, d, st := t.w, t.d, t.st
 	var out orderStatusOutput
-	var balance float64
-	var first, middle, last string
 	if t.byName {
 		// §2.6.2.2: the row at ⌈n/2⌉ sorted by first name, as in Payment.
-		n, err := countByName(ctx, c, stmtOSCustomerCount, w, d, t.cLast)
+		n, err := countByName(ctx, c, st.customerCount, &st.n, w, d, t.cLast)
 		if err != nil {
 			return fmt.Errorf("ostat: %w", err)
 		}
-		if err := c.QueryRow(ctx, stmtOSCustomerByName, w, d, t.cLast, (n+1)/2-1).Scan(&out.cID, &balance, &first, &middle); err != nil {
+		st.offset = (n+1)/2 - 1
+		if err := workload.QueryRowStmt(ctx, c, st.customerByName); err != nil {
 			return fmt.Errorf("ostat: customer w=%d d=%d last=%s: %w", w, d, t.cLast, err)
 		}
 	} else {
-		out.cID = t.cID
-		if err := c.QueryRow(ctx, stmtOSCustomer, w, d, t.cID).Scan(&balance, &first, &middle, &last); err != nil {
+		st.cID = t.cID
+		if err := workload.QueryRowStmt(ctx, c, st.customer); err != nil {
 			return fmt.Errorf("ostat: customer w=%d d=%d c=%d: %w", w, d, t.cID, err)
 		}
 	}
-	var entry, carrier any
-	if err := c.QueryRow(ctx, stmtOSOrder, w, d, out.cID).Scan(&out.oID, &entry, &carrier); err != nil {
+	out.cID = st.cID
+	if err := workload.QueryRowStmt(ctx, c, st.order); err != nil {
 		return fmt.Errorf("ostat: last order w=%d d=%d c=%d: %w", w, d, out.cID, err)
 	}
+	out.oID = st.oID
 	n, err := t.orderLines(ctx, c, out.oID)
 	if err != nil {
 		return err
@@ -88,24 +137,10 @@ func (t *orderStatus) run(ctx context.Context, c workload.Conn) error {
 
 // orderLines reads the lines of order o and returns how many there are.
 func (t *orderStatus) orderLines(ctx context.Context, c workload.Conn, o int64) (int, error) {
-	w, d := t.w, t.d
-	rows, err := c.Query(ctx, stmtOSOrderLines, w, d, o)
-	if err != nil {
-		return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, o, err)
+	st := t.st // bound by Run
+	st.oID, st.lines = o, 0
+	if err := workload.QueryStmt(ctx, c, st.orderLines, st.countLine); err != nil {
+		return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", t.w, t.d, o, err)
 	}
-	defer func() { _ = rows.Close() }()
-	var item, supply, qty int64
-	var amount float64
-	var delivered any
-	n := 0
-	for rows.Next() {
-		if err := rows.Scan(&item, &supply, &qty, &amount, &delivered); err != nil {
-			return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, o, err)
-		}
-		n++
-	}
-	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("ostat: order lines w=%d d=%d o=%d: %w", w, d, o, err)
-	}
-	return n, nil
+	return st.lines, nil
 }

@@ -46,11 +46,18 @@ func appendLastName(b []byte, n int) []byte {
 	return append(b, syllables[n%10]...)
 }
 
-// lastName is appendLastName as a string.
-func lastName(n int) string {
-	var buf [15]byte // 3 × len("ATION")
-	return string(appendLastName(buf[:0], n))
-}
+// lastName is appendLastName as a string, from a table made once: a
+// terminal draws one for most Payments and Order-Statuses, and the hot path
+// allocates nothing (issue 26).
+func lastName(n int) string { return lastNames[n] }
+
+var lastNames = func() (out [1000]string) {
+	for n := range out {
+		var buf [15]byte // 3 × len("ATION")
+		out[n] = string(appendLastName(buf[:0], n))
+	}
+	return out
+}()
 
 // rng is one PCG stream with the draws TPC-C needs. It is a value type so
 // generators keep it on the stack, and it calls PCG directly (no interface)

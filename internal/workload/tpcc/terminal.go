@@ -21,6 +21,13 @@ type terminal struct {
 	k          runConstants
 	deck       [deckSize]uint8
 	next       int // next card; deckSize means "reshuffle first"
+	// One transaction per kind, its statements bound once, reused by
+	// Next: a transaction allocates nothing (issue 26).
+	no   *newOrder
+	pay  *payment
+	os   *orderStatus
+	del  *delivery
+	slev *stockLevel
 }
 
 var _ workload.Terminal = (*terminal)(nil)
@@ -50,7 +57,17 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 		slevD:      int64(vu/wh%districtsPerWH + 1),
 		k:          newRunConstants(seed, w.cLoad),
 		next:       deckSize,
+		no:         &newOrder{},
+		pay:        &payment{},
+		os:         &orderStatus{},
+		del:        &delivery{},
+		slev:       &stockLevel{},
 	}
+	t.no.bind()
+	t.pay.bind()
+	t.os.bind()
+	t.del.bind()
+	t.slev.bind()
 	if w.cfg.AllWarehouses {
 		for j := range ceilDiv(wh, vus) {
 			t.homes = append(t.homes, int64((vu+j*vus)%wh+1))
@@ -67,7 +84,8 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 }
 
 // Next draws the next card and makes that transaction's inputs. All inputs
-// are drawn afresh for every transaction (§2.4.1.4 comment).
+// are drawn afresh for every transaction (§2.4.1.4 comment), into the
+// terminal's own transaction of that kind: it is valid until the next call.
 func (t *terminal) Next() workload.Txn {
 	if t.next == deckSize {
 		// §5.2.4: the deck is reshuffled after each pass.
@@ -120,14 +138,13 @@ func (t *terminal) customerLast() string {
 // newOrder draws New-Order inputs (§2.4.1).
 func (t *terminal) newOrder(w int64) *newOrder {
 	n := t.r.between(5, 15) // §2.4.1.3
-	tx := &newOrder{
-		w:        w,
-		d:        int64(t.r.between(1, districtsPerWH)),
-		c:        t.customerID(),
-		lines:    make([]orderLine, n),
-		visit:    make([]uint8, n),
-		allLocal: 1,
-	}
+	tx := t.no
+	tx.w = w
+	tx.d = int64(t.r.between(1, districtsPerWH))
+	tx.c = t.customerID()
+	tx.lines = tx.lineBuf[:n]
+	tx.visit = tx.visitBuf[:n]
+	tx.allLocal = 1
 	// §2.4.1.4: 1% of New-Orders carry an unused item id on the last line
 	// and must roll back.
 	rbk := t.r.between(1, 100) == 1
@@ -163,7 +180,9 @@ func sortVisit(tx *newOrder) {
 
 // payment draws Payment inputs (§2.5.1).
 func (t *terminal) payment(w int64) *payment {
-	tx := &payment{w: w, d: int64(t.r.between(1, districtsPerWH))}
+	tx := t.pay
+	tx.w, tx.d = w, int64(t.r.between(1, districtsPerWH))
+	tx.byName, tx.cID, tx.cLast = false, 0, ""
 	// §2.5.1.2: 85% pay at home, 15% through a remote warehouse with a
 	// random district.
 	tx.cw, tx.cd = tx.w, tx.d
@@ -184,7 +203,9 @@ func (t *terminal) payment(w int64) *payment {
 
 // orderStatus draws Order-Status inputs (§2.6.1).
 func (t *terminal) orderStatus(w int64) *orderStatus {
-	tx := &orderStatus{w: w, d: int64(t.r.between(1, districtsPerWH))}
+	tx := t.os
+	tx.w, tx.d = w, int64(t.r.between(1, districtsPerWH))
+	tx.byName, tx.cID, tx.cLast = false, 0, ""
 	if t.r.between(1, 100) <= 60 { // §2.6.1.2
 		tx.byName = true
 		tx.cLast = t.customerLast()
@@ -196,13 +217,15 @@ func (t *terminal) orderStatus(w int64) *orderStatus {
 
 // delivery draws Delivery inputs (§2.7.1).
 func (t *terminal) delivery(w int64) *delivery {
-	return &delivery{w: w, carrier: int64(t.r.between(1, 10))}
+	t.del.w, t.del.carrier = w, int64(t.r.between(1, 10))
+	return t.del
 }
 
 // stockLevel draws Stock-Level inputs (§2.8.1): the terminal's own
 // district and a threshold in [10..20].
 func (t *terminal) stockLevel(w int64) *stockLevel {
-	return &stockLevel{w: w, d: t.slevD, threshold: int64(t.r.between(10, 20))}
+	t.slev.w, t.slev.d, t.slev.threshold = w, t.slevD, int64(t.r.between(10, 20))
+	return t.slev
 }
 
 // HomeWarehouses lists, in ascending order, the home warehouses vus
