@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -370,10 +371,17 @@ func waitActivity(t *testing.T, name string, n int) {
 	t.Fatalf("%d statements running, never %d", got, n)
 }
 
+// cpuTime is the process's CPU time so far (user and system), in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
 // BenchmarkRoundTrip is one prepared statement's round trip (one bigint
 // in, three columns out) on sledge's own reader and writer (api=wire,
 // the default) and on pgconn's (api=pgconn): ns and allocations per round
-// trip, the client's share of which is the difference between the two
+// trip, and cpu-ns/op, the client process's CPU per round trip
 // (docs/cost.md). stmt is the typed call (workload.Stmt), boxed the
 // ...any call both paths have.
 func BenchmarkRoundTrip(b *testing.B) {
@@ -411,12 +419,16 @@ func BenchmarkRoundTrip(b *testing.B) {
 				}
 				b.ReportAllocs()
 				b.ResetTimer()
+				before := cpuTime()
 				for b.Loop() {
 					n++
 					if err := call(); err != nil {
 						b.Fatal(err)
 					}
 				}
+				// The client's CPU (the process's, user and system): what a
+				// loaded machine's wall-clock ns/op cannot show.
+				b.ReportMetric(float64(cpuTime()-before)/float64(b.N), "cpu-ns/op")
 			})
 		}
 		_ = c.Close(ctx)
