@@ -30,6 +30,19 @@ type Stmt struct {
 	Name string
 	Args []any
 	Dest []any
+
+	sd *scanDest // the fallback's scan targets for Dest, made on first use
+}
+
+// scanDest returns the fallback's scan targets for s.Dest, made once
+// (issue 26, helper A: the fallback allocates them no more per call) and
+// again only when Dest was replaced.
+func (s *Stmt) scanDest() *scanDest {
+	if sd := s.sd; sd != nil && len(sd.dest) == len(s.Dest) && (len(s.Dest) == 0 || &sd.dest[0] == &s.Dest[0]) {
+		return sd
+	}
+	s.sd = newScanDest(s.Dest)
+	return s.sd
 }
 
 // Bind returns a Stmt for name with its arguments and destinations.
@@ -74,7 +87,7 @@ func QueryRowStmt(ctx context.Context, c Conn, s *Stmt) error {
 	if sc, ok := c.(StmtConn); ok {
 		return sc.QueryRowStmt(ctx, s)
 	}
-	sd := newScanDest(s.Dest)
+	sd := s.scanDest()
 	if err := c.QueryRow(ctx, s.Name, ArgValues(s.Args)...).Scan(sd.targets...); err != nil {
 		return err
 	}
@@ -91,7 +104,7 @@ func QueryStmt(ctx context.Context, c Conn, s *Stmt, row func() error) error {
 		return err
 	}
 	defer rows.Close()
-	sd := newScanDest(s.Dest)
+	sd := s.scanDest()
 	for rows.Next() {
 		if err := rows.Scan(sd.targets...); err != nil {
 			return err

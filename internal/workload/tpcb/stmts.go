@@ -15,7 +15,8 @@ import (
 //     exactly that order, each once (SQLite ?1..?n, PostgreSQL $1..$n,
 //     MariaDB/MySQL plain ?), which is why delta comes before the id in the
 //     updates.
-//   - Every value is an int64: ids (aid, bid, tid) and delta. The history
+//   - Every value is an int64 (bound once as an *int64 in client, prepared
+//     and procedure modes: workload.Stmt): ids (aid, bid, tid) and delta. The history
 //     timestamp is never passed: the statement uses the database's clock
 //     (CURRENT_TIMESTAMP), as pgbench's INSERT does.
 //   - "→" lists the result columns in scan order; "exec" statements return

@@ -14,6 +14,14 @@ import "github.com/sledge-bench/sledge/internal/workload"
 //   - Values are int64 (ids, counts, quantities), float64 (money, to the
 //     cent) or string. Dates are never passed: the statement uses the
 //     database's clock (§2.4.2.2, §2.5.2.2, §2.7.4.2; SQLite CURRENT_TIMESTAMP).
+//   - In client, prepared and procedure modes the transactions bind each
+//     statement once (workload.Stmt, issue 26): an integer argument is an
+//     *int64, money a *float64, a text a *string (c_last) or a *[]byte
+//     (s_dist_xx written back, c_data, h_data, neword.call's lists); a
+//     result column is read into an *int64, a *float64, a *[]byte (every
+//     text, and the display-only dates c_since, o_entry_d and
+//     ol_delivery_d, NULL as empty) or a *workload.NullInt64 (o_carrier_id).
+//     Batched and pipeline modes pass values (int64, float64, string).
 //   - "→" lists the result columns in scan order; "exec" statements return
 //     nothing but the affected row count. "(lock)" marks SELECT … FOR UPDATE
 //     on databases with row locks; SQLite has none (a writer holds the
