@@ -115,7 +115,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		}
 		if present && d.wire {
 			// After the routines' check, which runs on pgx.
-			if err := c.takeOver(); err != nil {
+			if err := c.takeOver(ctx); err != nil {
 				_ = pc.Close(context.WithoutCancel(ctx))
 				return nil, err
 			}
@@ -131,7 +131,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		return &pipeConn{conn: c, g: newGroup(pc.PgConn(), text)}, nil // pipeline.go
 	}
 	if d.wire && hotWire(m) {
-		if err := c.takeOver(); err != nil {
+		if err := c.takeOver(ctx); err != nil {
 			_ = pc.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
@@ -148,11 +148,17 @@ func hotWire(m workload.Mode) bool {
 }
 
 // takeOver hands the session's connection from pgconn to pgwire (once).
-func (c *conn) takeOver() error {
+func (c *conn) takeOver(ctx context.Context) error {
 	if c.pw != nil {
 		return nil
 	}
 	pc := c.c.PgConn()
+	// pgconn may still have a background read in flight (started while a
+	// write of its was slow) or bytes in its buffer: either would take the
+	// first response meant for pgwire.
+	if err := pc.SyncConn(ctx); err != nil {
+		return fmt.Errorf("postgres: take over the connection: %w", classify(err))
+	}
 	hc, err := pc.Hijack()
 	if err != nil {
 		return fmt.Errorf("postgres: take over the connection: %w", err)
