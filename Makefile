@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
+.PHONY: bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -139,16 +139,39 @@ build:
 ## comparison. Figures go to docs/benchmarks.md by hand.
 bench: servers bench-servers bench-pgbench bench-sqlite-drivers
 
+# NOPM per mode on private PostgreSQL and MariaDB, with the client's CPU per
+# transaction (whole process) and per round trip; on PostgreSQL, prepared
+# mode's CPU per round trip beside pgbench's (a one-statement prepared
+# script on the same database, right after the modes).
 bench-servers:
 	$(GO) run ./internal/benchtool -vus 2,4 -rampup 5s -duration 30s
 
-# pgbench -M prepared -c 4 -j 2 against sledge run tpcb --mode prepared -c 4:
-# tpcb-like and select-only, 3 alternating rounds of 20 s each, over TCP
-# and over the unix socket. -variants adds sledge variants to the same
-# rounds (docs/benchmarks.md, "How a virtual user waits").
+# pgbench -M prepared -c 4 -j 2 against sledge run tpcb --mode prepared -c 4
+# and against sledge pgbench with pgbench's own command line: tpcb-like and
+# select-only, 3 alternating rounds of 20 s each, over TCP and over the unix
+# socket; medians and ratios to pgbench per builtin and transport.
+# -variants adds sledge variants to the same rounds (docs/benchmarks.md,
+# "How a virtual user waits"). bench-pgbench-busy: the same with one core's
+# worth of other load (-load 1: a busy-loop process the tool starts and
+# stops) running during every run of every tool (issue 26's goals).
+PGBENCH_ARGS = -transport tcp,unix -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20 -sledge-pgbench
 bench-pgbench:
-	$(GO) run ./internal/benchtool/vspgbench -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20
-	$(GO) run ./internal/benchtool/vspgbench -transport unix -builtins tpcb-like,select-only -scale 10 -c 4 -j 2 -rounds 3 -T 20
+	$(GO) run ./internal/benchtool/vspgbench $(PGBENCH_ARGS)
+bench-pgbench-busy:
+	$(GO) run ./internal/benchtool/vspgbench $(PGBENCH_ARGS) -load 1
+
+# sledge's TPC-C client CPU per transaction against HammerDB v4.12's on a
+# private MariaDB: HammerDB's own schema build and its MySQL TPROC-C timed
+# driver with and without stored procedures, against every sledge mode on
+# sledge's own build of the same size (4 warehouses, 4 virtual users, 1
+# minute each, 3 alternating rounds; about 35 minutes on a busy 2-core
+# machine). HammerDB runs from its source: HAMMERDB_SRC is a checkout of
+# github.com/TPC-Council/HammerDB or its git directory (tag v4.12 is
+# extracted); without it the tool compares with the recorded figures.
+HAMMERDB_SRC ?=
+bench-hammerdb: servers
+	./scripts/install-hammerdb-deps.sh
+	$(GO) run ./internal/benchtool/vshammerdb -hammerdb "$(HAMMERDB_SRC)" -warehouses 4 -vus 4 -rounds 3 -rampup 0 -duration 1
 
 # The database's TPM against the transactions the VUs ended, on private
 # PostgreSQL and MariaDB: every mode of tpcc and tpcb, 20 runs of 8 s each.

@@ -1,7 +1,13 @@
 // Command benchtool runs sledge's server benchmarks (make bench) against
 // private throwaway servers: for each database, a schema with one warehouse
 // per virtual user is built (timed), then each mode runs back to back on it,
-// and a Markdown table of NOPM, TPM and build time per warehouse is printed.
+// and a Markdown table of NOPM, TPM and build time per warehouse is printed,
+// with the client's CPU per transaction (the whole sledge process, its own
+// per_txn.client_cpu_us) and per round trip. On PostgreSQL, pgbench runs a
+// one-statement prepared script (-M prepared, one round trip per
+// transaction) on the same database with as many clients, right after the
+// modes, so that prepared mode's CPU per round trip stands beside pgbench's
+// own measured in the same minutes (issue 26's goal: ≤ 1.0x).
 // Network load goes only to 127.0.0.1 and unix sockets in the temp dir.
 package main
 
@@ -14,6 +20,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,9 +75,12 @@ func run(dbs, modes, vusList string, rampup, duration time.Duration, transport s
 	if err := child.BuildSledge(bin); err != nil {
 		return err
 	}
-	fmt.Printf("| database | VUs = warehouses | mode | NOPM | TPM (source) | TPM client | NOPM vs client | round trips/txn | client CPU µs/txn | total p90 ms | errors | retries |\n")
-	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Printf("| database | VUs = warehouses | mode | NOPM | TPM (source) | TPM client | NOPM vs client | round trips/txn | client CPU µs/txn | total p90 ms | errors | retries | client CPU µs/round trip |\n")
+	fmt.Printf("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	var builds []string
+	// Prepared mode's CPU per round trip beside pgbench's, per database
+	// and VU count.
+	var perRT []string
 	var settings []string
 	for _, kind := range strings.Split(dbs, ",") {
 		var srv *testdb.Server
@@ -129,20 +140,75 @@ func run(dbs, modes, vusList string, rampup, duration time.Duration, transport s
 				if clientNOPM > 0 {
 					ratio = fmt.Sprintf("%.2f", s.NOPM/clientNOPM)
 				}
-				rt, cpu := "-", "-"
+				rt, cpu, cpuRT := "-", "-", "-"
 				if s.PerTxn != nil {
 					rt, cpu = fmt.Sprintf("%.1f", s.PerTxn.RoundTrips), fmt.Sprintf("%.0f", s.PerTxn.CPU)
+					if s.PerTxn.RoundTrips > 0 {
+						cpuRT = fmt.Sprintf("%.1f", s.PerTxn.CPU/s.PerTxn.RoundTrips)
+					}
 				}
-				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.0f | %.0f (%s) | %.0f | %s | %s | %s | %.2f | %d | %d |",
-					kind, vus, mode, s.NOPM, s.TPM, s.TPMSource, s.TPMClient, ratio, rt, cpu, s.Total.P90, s.Total.Errors, s.Total.Retries))
+				rows = append(rows, fmt.Sprintf("| %s | %s | %s | %.0f | %.0f (%s) | %.0f | %s | %s | %s | %.2f | %d | %d | %s |",
+					kind, vus, mode, s.NOPM, s.TPM, s.TPMSource, s.TPMClient, ratio, rt, cpu, s.Total.P90, s.Total.Errors, s.Total.Retries, cpuRT))
 			}
 			fmt.Println(strings.Join(rows, "\n"))
+			if p, ok := results["prepared"]; ok && p.PerTxn != nil && p.PerTxn.RoundTrips > 0 {
+				mine := p.PerTxn.CPU / p.PerTxn.RoundTrips
+				theirs, note := "-", "pgbench is PostgreSQL's"
+				ratio := "-"
+				if kind == "postgres" {
+					us, err := pgbenchPerRoundTrip(srv, name, vus, transport, duration, dir)
+					if err != nil {
+						note = err.Error()
+					} else {
+						theirs, ratio, note = fmt.Sprintf("%.1f", us), fmt.Sprintf("%.2f", mine/us), "pgbench -M prepared, one-statement script"
+					}
+				}
+				perRT = append(perRT, fmt.Sprintf("| %s | %s | %.1f | %s | %s | %s |", kind, vus, mine, theirs, ratio, note))
+			}
 		}
 		srv.Stop()
 	}
 	fmt.Printf("\n| database | warehouses | build s | s per warehouse |\n|---|---|---|---|\n%s\n", strings.Join(builds, "\n"))
+	if len(perRT) > 0 {
+		fmt.Printf("\n| database | VUs | sledge prepared client CPU µs/round trip | pgbench client CPU µs/round trip | ratio (goal ≤ 1.0) | pgbench run |\n|---|---|---|---|---|---|\n%s\n", strings.Join(perRT, "\n"))
+	}
 	fmt.Printf("\nServer settings:\n%s\n", strings.Join(settings, "\n"))
 	return nil
+}
+
+// pgbenchPerRoundTrip runs pgbench -n -M prepared with a one-statement
+// script (a warehouse's tax by a random key: one Bind/Execute/Sync round
+// trip per transaction) on sledge's TPC-C database, as many clients as
+// VUs on 2 threads, and returns its whole process's CPU per transaction.
+func pgbenchPerRoundTrip(s *testdb.Server, dbname, vus, transport string, d time.Duration, dir string) (float64, error) {
+	pgbench, err := exec.LookPath("pgbench")
+	if err != nil {
+		return 0, fmt.Errorf("pgbench not found")
+	}
+	script := filepath.Join(dir, "one-statement.sql")
+	if err := os.WriteFile(script, []byte("\\set w random(1, "+vus+")\nSELECT w_tax FROM warehouse WHERE w_id = :w;\n"), 0o644); err != nil {
+		return 0, err
+	}
+	host := s.Host
+	if transport == "unix" {
+		host = s.Socket
+	}
+	cmd := exec.Command(pgbench, "-n", "-M", "prepared", "-f", script, "-c", vus, "-j", "2", "-T", fmt.Sprintf("%.0f", d.Seconds()),
+		"-h", host, "-p", fmt.Sprint(s.Port), "-U", s.User, dbname)
+	cmd.Env = append(os.Environ(), "PGPASSWORD="+s.Password)
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("pgbench: %v", err)
+	}
+	m := regexp.MustCompile(`(?m)^number of transactions actually processed: (\d+)`).FindSubmatch(out)
+	if m == nil {
+		return 0, fmt.Errorf("pgbench output not understood")
+	}
+	n, _ := strconv.ParseFloat(string(m[1]), 64)
+	if n == 0 {
+		return 0, fmt.Errorf("pgbench processed no transaction")
+	}
+	return child.CPUUs(cmd.ProcessState) / n, nil
 }
 
 func serverURL(s *testdb.Server, dbname, transport string) string {

@@ -127,7 +127,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		{name: "postgres port out of range", args: []string{"run", "--db", "postgres://u:" + badPW + "@127.0.0.1:99999/x"}, code: ExitUsage, want: `bad port "99999": want a number from 1 to 65535`},
 		{name: "mysql port not a number", args: []string{"build", "--db", "mysql://root:" + badPW + "@127.0.0.1:abc/x"}, code: ExitUsage, want: `bad database URL mysql://root:REDACTED@127.0.0.1:abc/x: bad port "abc": want a number from 1 to 65535`},
 		{name: "postgres routines=x", args: []string{"run", "--db", pg + "?routines=x"}, code: ExitUsage, want: `bad value "x" for routines: use functions or procedures`},
-		{name: "postgres io=fast", args: []string{"run", "--db", pg + "?io=fast"}, code: ExitUsage, want: `bad value "fast" for io: use blocking, syscall or poller`},
+		{name: "postgres io=fast", args: []string{"run", "--db", pg + "?io=fast"}, code: ExitUsage, want: `bad value "fast" for io: use blocking, syscall, poller or loop`},
 		{name: "mysql isolation=bogus", args: []string{"run", "--db", my + "?isolation=bogus"}, code: ExitUsage, want: `bad isolation "bogus"`},
 		{name: "mysql unknown parameter", args: []string{"check", "--db", my + "?nosuch=1"}, code: ExitUsage, want: "unknown parameter nosuch"},
 		{name: "mysql host and socket", args: []string{"run", "--db", my + "?socket={w}/my.sock"}, code: ExitUsage, want: "give a host or ?socket=, not both"},

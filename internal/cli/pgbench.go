@@ -539,7 +539,8 @@ Benchmarking options:
   -C, --connect            a new connection for every transaction
   -D, --define=VARNAME=VALUE
                            define variable for use by custom script
-  -j, --jobs=NUM           accepted and reported; clients are goroutines
+  -j, --jobs=NUM           with io=loop in --db's URL: threads, each driving its
+                           share of the clients; else accepted and reported
   -l, --log                write transaction times to log file
   -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
   -M, --protocol=simple|extended|prepared

@@ -320,6 +320,10 @@ const (
 	IOSyscall
 	// IOPoller (io=poller): Go's network poller, for comparison.
 	IOPoller
+	// IOLoop (io=loop): non-blocking descriptors whose waits go to the
+	// event loop of the virtual user calling (LoopConn, internal/evloop):
+	// several connections per thread, as pgbench's threads.
+	IOLoop
 )
 
 // Wrap gives a dialed connection the mode's way of waiting.
@@ -329,12 +333,15 @@ func (m IOMode) Wrap(nc net.Conn) (net.Conn, error) {
 		return nc, nil
 	case IOSyscall:
 		return newBlockingConn(nc, false)
+	case IOLoop:
+		return LoopConn(nc)
 	}
 	return BlockingConn(nc)
 }
 
 // IOOption reads the "io" URL option shared by the server databases and
-// removes it from q: blocking (the default), syscall or poller (IOMode).
+// removes it from q: blocking (the default), syscall, poller or loop
+// (IOMode).
 func IOOption(q map[string][]string, dbName string) (IOMode, error) {
 	v, ok := q["io"]
 	if !ok {
@@ -349,7 +356,9 @@ func IOOption(q map[string][]string, dbName string) (IOMode, error) {
 			return IOSyscall, nil
 		case "poller":
 			return IOPoller, nil
+		case "loop":
+			return IOLoop, nil
 		}
 	}
-	return 0, fmt.Errorf("%s URL: bad value %q for io: use blocking, syscall or poller", dbName, strings.Join(v, ","))
+	return 0, fmt.Errorf("%s URL: bad value %q for io: use blocking, syscall, poller or loop", dbName, strings.Join(v, ","))
 }

@@ -20,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/evloop"
 	"github.com/sledge-bench/sledge/internal/interrupt"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
@@ -77,8 +78,17 @@ type Plan struct {
 	// per round trip. For database connections that wait in blocking
 	// system calls on a processor of their own (db.SetRawIO).
 	PinThreads bool
-	Seed       uint64
-	Mix        []workload.TxType
+	// Loops, when > 0, runs the VUs as coroutines of this many event
+	// loops (internal/evloop), each on one OS thread, spread evenly: for
+	// connections that wait on the loop of the VU calling (io=loop), as
+	// pgbench's -j threads each poll several connections. Each VU's
+	// context carries its loop (evloop.With); the engine's own waits
+	// (sleeps, the session gate, the pool) go through it. With
+	// PinThreads, the loops' waits begin raw (evloop.New). ThreadCost is
+	// not measured on loops: a thread's usage is several VUs'.
+	Loops int
+	Seed  uint64
+	Mix   []workload.TxType
 
 	// Rate, when > 0, throttles the run to this many transactions per
 	// second in all (pgbench -R): each VU starts its transactions on a
@@ -467,7 +477,7 @@ type execution struct {
 // connect opens every session; on a failure it closes the ones opened.
 func (x *execution) connect(ctx context.Context) error {
 	p := x.p
-	if p.Cost && p.ThreadCost {
+	if p.Cost && p.ThreadCost && p.Loops == 0 {
 		_, x.threadOK = metrics.ThreadUsage()
 	}
 	x.sessions = make([]*session, p.sessions())
@@ -533,18 +543,62 @@ func (x *execution) startVUs(loopCtx context.Context) error {
 			return err
 		}
 	}
-	for _, t := range x.terms {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t.loop(loopCtx, x.r)
-		}()
+	if p.Loops > 0 {
+		if err := x.startLoops(loopCtx, &wg); err != nil {
+			return err
+		}
+	} else {
+		for _, t := range x.terms {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				t.loop(loopCtx, x.r)
+			}()
+		}
 	}
 	allDone := make(chan struct{})
 	x.allDone = allDone
 	go func() { wg.Wait(); close(allDone) }()
 	if p.TxTimeout > 0 {
 		go watchdog(x.sessions, p.TxTimeout, allDone)
+	}
+	return nil
+}
+
+// startLoops starts Plan.Loops event loops, each on a goroutine locked to
+// its thread, and the VUs as their coroutines, terminal i on loop i mod
+// Loops; wg is done when a loop's VUs have all returned.
+func (x *execution) startLoops(loopCtx context.Context, wg *sync.WaitGroup) error {
+	loops := make([]*evloop.Loop, min(x.p.Loops, len(x.terms)))
+	for i := range loops {
+		l, err := evloop.New(x.p.PinThreads)
+		if err != nil {
+			for _, l := range loops[:i] {
+				l.Close()
+			}
+			return err
+		}
+		loops[i] = l
+	}
+	// One context per loop: its coroutines share it, and the loop
+	// watches it once for all of them.
+	ctxs := make([]context.Context, len(loops))
+	for i, l := range loops {
+		ctxs[i] = evloop.With(loopCtx, l)
+	}
+	for i, t := range x.terms {
+		t.lp = loops[i%len(loops)]
+		ctx := ctxs[i%len(loops)]
+		t.lp.Go(func() { t.loop(ctx, x.r) })
+	}
+	x.r.loops = loops
+	for _, l := range loops {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer l.Close()
+			l.Run()
+		}()
 	}
 	return nil
 }
@@ -753,10 +807,33 @@ type runner struct {
 	pool chan *session
 	left atomic.Int64
 	gone chan struct{}
+	// loops are the run's event loops (Plan.Loops): poked when a session
+	// goes back to the pool, so that their VUs waiting for one look.
+	loops []*evloop.Loop
 }
 
 // acquire waits for a free session; nil when the run ends or none is left.
-func (r *runner) acquire(ctx context.Context) *session {
+// A VU on an event loop (lp) waits through it.
+func (r *runner) acquire(ctx context.Context, lp *evloop.Loop) *session {
+	if lp != nil {
+		select {
+		case s := <-r.pool:
+			return s
+		default:
+		}
+		var s *session
+		lp.WaitFor(ctx, func() bool {
+			select {
+			case s = <-r.pool:
+				return true
+			case <-r.gone:
+				return true
+			default:
+				return false
+			}
+		})
+		return s
+	}
 	select {
 	case s := <-r.pool:
 		return s
@@ -771,6 +848,9 @@ func (r *runner) acquire(ctx context.Context) *session {
 func (r *runner) release(s *session) {
 	if r.pool != nil {
 		r.pool <- s // never blocks: the pool holds every session
+		for _, l := range r.loops {
+			l.Poke()
+		}
 	}
 }
 
@@ -779,6 +859,9 @@ func (r *runner) release(s *session) {
 func (r *runner) retire() {
 	if r.pool != nil && r.left.Add(-1) == 0 {
 		close(r.gone)
+		for _, l := range r.loops {
+			l.Poke()
+		}
 	}
 }
 
@@ -972,6 +1055,9 @@ type terminal struct {
 	sched   time.Time // next scheduled start (Rate)
 	skipped int64     // measured interval: too late to send (Rate with LatencyLimit)
 	timer   *time.Timer
+	// lp is the event loop the VU is a coroutine of (Plan.Loops), nil
+	// when it has a goroutine of its own.
+	lp *evloop.Loop
 }
 
 // session is one connection and everything recorded on it. One VU at a
@@ -1001,6 +1087,10 @@ type session struct {
 	timedOut atomic.Bool
 	parentTx context.Context
 	txMu     sync.Mutex // guards cancelTx between the VU and the watchdog
+	// loopTx is txCtx carrying loopTxLoop, the loop of the VU that used
+	// the session last (txCtxOn), made from loopTxOf.
+	loopTx, loopTxOf context.Context
+	loopTxLoop       *evloop.Loop
 	// statsMu guards the counters below against the end of the run reading
 	// them while a VU it gave up on returns; abandoned tells the VU to
 	// record nothing more.
@@ -1079,7 +1169,7 @@ func (s *session) takeConn() workload.Conn {
 
 func (t *terminal) loop(ctx context.Context, r *runner) {
 	p := r.plan
-	if t.own != nil && (r.thread || p.PinThreads) {
+	if t.own != nil && (r.thread || p.PinThreads) && t.lp == nil {
 		// RUSAGE_THREAD describes one OS thread: the goroutine must stay on
 		// it for a transaction's delta to be its own; PinThreads keeps a
 		// VU that waits raw on the thread its read wakes. A pooled
@@ -1135,7 +1225,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			// A TP monitor's queue: the wait for a session is part of
 			// the transaction's response time.
 			at.asked = time.Now()
-			if s = r.acquire(ctx); s == nil {
+			if s = r.acquire(ctx, t.lp); s == nil {
 				return
 			}
 		}
@@ -1143,9 +1233,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 			s.timedOut.Store(false)
 			s.newTxCtx(s.parentTx)
 		}
-		select {
-		case s.gate <- struct{}{}:
-		case <-ctx.Done():
+		if !s.takeGate(ctx, t.lp) {
 			r.release(s)
 			return
 		}
@@ -1174,7 +1262,7 @@ func (t *terminal) loop(ctx context.Context, r *runner) {
 				continue
 			}
 		}
-		ok, lost := s.execute(s.txCtx, t.id, tx, kind, at)
+		ok, lost := s.execute(s.txCtxOn(t.lp), t.id, tx, kind, at)
 		<-s.gate
 		if lost {
 			// The VU that lost the connection reconnects it before
@@ -1206,6 +1294,9 @@ func (t *terminal) sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
+	if t.lp != nil {
+		return t.lp.Sleep(ctx, d)
+	}
 	if t.timer == nil {
 		t.timer = time.NewTimer(d)
 	} else {
@@ -1224,9 +1315,7 @@ func (t *terminal) sleep(ctx context.Context, d time.Duration) bool {
 // succeeds or the run ends. It reports whether the session has a connection.
 func (s *session) reconnect(ctx context.Context) bool {
 	// The engine may be using the session at an edge: take the gate.
-	select {
-	case s.gate <- struct{}{}:
-	case <-ctx.Done():
+	if !s.takeGate(ctx, evloop.From(ctx)) {
 		return false
 	}
 	if c := s.takeConn(); c != nil {
@@ -1524,10 +1613,14 @@ func (t *terminal) think(mean time.Duration) time.Duration {
 	return time.Duration(d)
 }
 
-// sleep waits d or until ctx is done; it reports whether the full time passed.
+// sleep waits d or until ctx is done, on ctx's event loop if it carries
+// one; it reports whether the full time passed.
 func sleep(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return true
+	}
+	if l := evloop.From(ctx); l != nil {
+		return l.Sleep(ctx, d)
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -1556,6 +1649,46 @@ func SortErrors(m map[string]int64) []ErrorCount {
 
 // busy reports whether a transaction runs on the session.
 func (s *session) busy() bool { return s.since.Load() != 0 }
+
+// takeGate takes the session's gate, waiting through the VU's event loop
+// lp when it has one (the engine holds the gate briefly at the edges of
+// the measured interval); false when ctx ended first.
+func (s *session) takeGate(ctx context.Context, lp *evloop.Loop) bool {
+	if lp == nil {
+		select {
+		case s.gate <- struct{}{}:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	select {
+	case s.gate <- struct{}{}:
+		return true
+	default:
+	}
+	return lp.WaitFor(ctx, func() bool {
+		select {
+		case s.gate <- struct{}{}:
+			return true
+		default:
+			return false
+		}
+	})
+}
+
+// txCtxOn is the session's transaction context carrying the VU's event
+// loop lp (nil: the context itself), made once per loop and context: a
+// pooled session moves between VUs, and so between loops.
+func (s *session) txCtxOn(lp *evloop.Loop) context.Context {
+	if lp == nil {
+		return s.txCtx
+	}
+	if s.loopTx == nil || s.loopTxOf != s.txCtx || s.loopTxLoop != lp {
+		s.loopTx, s.loopTxOf, s.loopTxLoop = evloop.With(s.txCtx, lp), s.txCtx, lp
+	}
+	return s.loopTx
+}
 
 // newTxCtx gives the session a fresh transaction context under parent.
 func (s *session) newTxCtx(parent context.Context) {

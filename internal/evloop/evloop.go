@@ -6,16 +6,16 @@
 // This file is the part the database packages build on (issue 26): the
 // loop a context carries, and Bind, which a database's session calls at
 // the start of each call so that its connection's reads wait on the loop
-// of the virtual user making the call.
+// of the virtual user making the call. The loop itself is in loop_linux.go
+// (loop_other.go elsewhere: no loop, New fails).
 package evloop
 
 import (
 	"context"
+	"errors"
 	"net"
+	"time"
 )
-
-// Loop is one thread's event loop.
-type Loop struct{}
 
 type ctxKey struct{}
 
@@ -42,3 +42,37 @@ func Bind(ctx context.Context, nc net.Conn) {
 		b.BindLoop(From(ctx))
 	}
 }
+
+// ErrNotOnLoop is Wait's answer to a caller that is not a coroutine of the
+// loop (a driver's background reader, the engine at an edge of the
+// measured interval): it must wait by itself, blocking its thread.
+var ErrNotOnLoop = errors.New("evloop: not called from a coroutine of the loop")
+
+// sleepAlone is a sleep off any loop, on a timer of its own.
+func sleepAlone(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// pollAlone waits for cond off any loop, trying it every pollEvery.
+func pollAlone(ctx context.Context, cond func() bool) bool {
+	for !cond() {
+		if !sleepAlone(ctx, pollEvery) {
+			return false
+		}
+	}
+	return true
+}
+
+// pollEvery is how often waits on a condition (WaitFor) are retried at the
+// latest when nothing pokes the loop.
+const pollEvery = time.Millisecond

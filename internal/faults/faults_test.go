@@ -120,6 +120,22 @@ func TestServerRestart(t *testing.T) {
 	})
 }
 
+// forEachIO runs fn for each server kind with each way of waiting for it
+// that has a path of its own: the default (a thread per connection) and
+// io=loop (the virtual users as coroutines of event loops, whose waits a
+// cancellation must still end). io is the URL's query, "" or "?io=loop".
+func forEachIO(t *testing.T, fn func(t *testing.T, tg target, io string)) {
+	forEach(t, func(t *testing.T, tg target) {
+		for _, io := range []string{"", "?io=loop"} {
+			name := "threads"
+			if io != "" {
+				name = "loop"
+			}
+			t.Run(name, func(t *testing.T) { fn(t, tg, io) })
+		}
+	})
+}
+
 // down is how long TestServerRestart keeps the server down.
 const down = 2500 * time.Millisecond
 
@@ -133,9 +149,10 @@ func fmtNOPM(v *float64) string {
 // A connection killed by the server: only that virtual user notices; it
 // reconnects once, and the run counts one lost connection and nothing else.
 func TestKilledConnection(t *testing.T) {
-	forEach(t, func(t *testing.T, tg target) {
+	forEachIO(t, func(t *testing.T, tg target, io string) {
 		u := tg.fresh(t, "killone")
 		dbName := u[strings.LastIndexByte(u, '/')+1:]
+		u += io
 		jobs := filepath.Join(t.TempDir(), "jobs.db")
 		p := start(t, jobs, "run", "--db", u, "--vus", "4", "--rampup", "0s", "--duration", "6s", "-P", "1", "--json")
 		p.waitLine("progress:", 60*time.Second)
@@ -259,9 +276,9 @@ func tail(s string, n int) string {
 // still ends at its duration plus the stop timeout (and the bounded reads
 // of the counters), reports the stuck virtual users and saves its job.
 func TestServerStopsAnswering(t *testing.T) {
-	forEach(t, func(t *testing.T, tg target) {
+	forEachIO(t, func(t *testing.T, tg target, io string) {
 		srv := tg.srv(t)
-		u := tg.fresh(t, "paused")
+		u := tg.fresh(t, "paused") + io
 		jobs := filepath.Join(t.TempDir(), "jobs.db")
 		p := start(t, jobs, "run", "--db", u, "--vus", "4", "--rampup", "0s", "--duration", "6s", "--stop-timeout", "3s", "-P", "1", "--json")
 		measuring := p.waitLine("progress:", 60*time.Second).Add(-time.Second)

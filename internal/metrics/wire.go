@@ -5,6 +5,8 @@ import (
 	"net"
 	"sync/atomic"
 	"syscall"
+
+	"github.com/sledge-bench/sledge/internal/evloop"
 )
 
 // Wire is what crossed one connection's socket: bytes each way and round
@@ -101,6 +103,7 @@ func CountConn(nc net.Conn, c *WireCounts) net.Conn {
 		return nc
 	}
 	w := wireConn{Conn: nc, c: c}
+	w.b, _ = nc.(evloop.Binder)
 	if sc, ok := nc.(syscall.Conn); ok {
 		return &wireSysConn{wireConn: w, sc: sc}
 	}
@@ -110,6 +113,15 @@ func CountConn(nc net.Conn, c *WireCounts) net.Conn {
 type wireConn struct {
 	net.Conn
 	c *WireCounts
+	b evloop.Binder // nc's, or nil
+}
+
+// BindLoop forwards the session's loop (evloop.Bind) to the connection
+// counted.
+func (w *wireConn) BindLoop(l *evloop.Loop) {
+	if w.b != nil {
+		w.b.BindLoop(l)
+	}
 }
 
 func (w *wireConn) Read(b []byte) (int, error) {

@@ -32,7 +32,8 @@ type RunOptions struct {
 	TxTimeout    time.Duration
 	Reconnect    string
 	RampupSet    bool
-	Threads      int  // -j: accepted for pgbench command lines; VUs are goroutines
+	Threads      int  // -j: with io=loop, the event loops (engine.Plan.Loops); else accepted for pgbench command lines
+	ThreadsSet   bool // -j was given
 	NoVacuum     bool // -n: accepted for pgbench command lines; sledge never vacuums before a run
 	CPUProfile   string
 

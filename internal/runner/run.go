@@ -500,10 +500,19 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 	if plan.Connections > 0 {
 		conns = plan.Connections
 	}
-	undoThreads, raw := ClientThreads(conns, url, env.Getenv)
-	// Pinned only when each VU has its connection: thousands of mostly
-	// idle terminals over shared connections must not hold a thread each.
-	plan.PinThreads = raw && plan.Connections == 0
+	jobs := 0 // not given: LoopThreads picks
+	if o.ThreadsSet {
+		jobs = o.Threads
+	}
+	undoThreads, loops, raw := LoopThreads(conns, jobs, url, env.Getenv)
+	if loops > 0 {
+		plan.Loops, plan.PinThreads = loops, raw
+	} else {
+		undoThreads, raw = ClientThreads(conns, url, env.Getenv)
+		// Pinned only when each VU has its connection: thousands of mostly
+		// idle terminals over shared connections must not hold a thread each.
+		plan.PinThreads = raw && plan.Connections == 0
+	}
 	res, workers, runErr := runPlan(ctx, env, o, rs.role, w, url, plan, live, op.sc)
 	undoThreads()
 	op.closeLog()

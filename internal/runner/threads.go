@@ -62,3 +62,38 @@ func otherIO(dbURL string) bool {
 	m, err := db.IOOption(u.Query(), "")
 	return err == nil && m != db.IOBlocking
 }
+
+// LoopThreads prepares the process for a run whose connections wait on
+// event loops (io=loop, engine.Plan.Loops): loops is jobs when the user
+// gave it (pgbench's -j), else GOMAXPROCS, never more than conns (pgbench
+// runs no more threads than clients); 0 when the URL asks for another way
+// of waiting. As ClientThreads, it raises GOMAXPROCS above the loops
+// unless the user set it, so that a loop's thread waiting raw never holds
+// a processor the rest of the program needs; raw reports whether it did
+// (the loops' waits then begin raw: engine.Plan.PinThreads). The returned
+// function undoes it.
+func LoopThreads(conns, jobs int, dbURL string, getenv func(string) string) (undo func(), loops int, raw bool) {
+	if !loopIO(dbURL) {
+		return func() {}, 0, false
+	}
+	loops = jobs
+	if loops <= 0 {
+		loops = runtime.GOMAXPROCS(0)
+	}
+	loops = max(min(loops, conns), 1)
+	if loops > maxRawConns || getenv("GOMAXPROCS") != "" {
+		return func() {}, loops, false
+	}
+	undo, raw = ClientThreads(loops, "", getenv)
+	return undo, loops, raw
+}
+
+// loopIO reports whether the URL asks for io=loop.
+func loopIO(dbURL string) bool {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return false
+	}
+	m, err := db.IOOption(u.Query(), "")
+	return err == nil && m == db.IOLoop
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 
 	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/evloop"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -178,6 +179,7 @@ func (c *conn) begin(ctx context.Context) (context.Context, error) {
 	if nc == nil {
 		return ctx, nil
 	}
+	evloop.Bind(ctx, nc) // io=loop: wait on the calling virtual user's loop
 	if err := c.wt.Begin(ctx, nc); err != nil {
 		return nil, err
 	}

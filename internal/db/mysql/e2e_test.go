@@ -268,11 +268,14 @@ func TestModesSameContents(t *testing.T) {
 		name  string
 		mode  workload.Mode
 		extra []string
+		loop  bool // io=loop: the VU a coroutine of an event loop
 	}
 	var variants []variant
 	for _, m := range append(modes, workload.ModePipeline) {
-		variants = append(variants, variant{m.String(), m, nil},
-			variant{m.String() + "_pooled", m, []string{"--connections", "1"}})
+		variants = append(variants, variant{m.String(), m, nil, false},
+			variant{m.String() + "_pooled", m, []string{"--connections", "1"}, false},
+			variant{m.String() + "_loop", m, nil, true},
+			variant{m.String() + "_pooled_loop", m, []string{"--connections", "1"}, true})
 	}
 	hashes := map[string]map[string]string{}
 	var mu sync.Mutex
@@ -286,6 +289,13 @@ func TestModesSameContents(t *testing.T) {
 				name := "sledge_same_" + v.name
 				u := freshDB(t, s, name)
 				build(t, u, 5)
+				if v.loop {
+					if strings.Contains(u, "?") {
+						u += "&io=loop"
+					} else {
+						u += "?io=loop"
+					}
+				}
 				if _, stderr, code := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
 					"--iterations", "300", "--seed", "77", "--json"}, v.extra...)...); code != 0 {
 					t.Fatalf("run %s: exit %d: %s", v.name, code, stderr)

@@ -153,6 +153,15 @@ func TestSameContentsInEveryMode(t *testing.T) {
 	for _, v := range variants {
 		variants = append(variants, variant{v.name + "-pooled", v.query, v.mode, []string{"--connections", "1"}})
 	}
+	// And on event loops (io=loop): two VUs' worth of loops for one VU is
+	// one loop; pooled, the shared connection moves between them.
+	for _, v := range variants {
+		q := "?io=loop"
+		if v.query != "" {
+			q = v.query + "&io=loop"
+		}
+		variants = append(variants, variant{v.name + "-loop", q, v.mode, v.extra})
+	}
 	hashes := map[string]map[string]string{}
 	var mu sync.Mutex
 	// Each run on a database of its own, side by side: one VU waits on

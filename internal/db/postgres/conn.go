@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/evloop"
 	"github.com/sledge-bench/sledge/internal/metrics"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -318,7 +319,12 @@ func (c *conn) sql(name string, nargs int) (prepName, q string, err error) {
 	return "", "", fmt.Errorf("postgres: no statement %q for workload %s", name, c.w)
 }
 
+// bind makes the session's socket wait on the event loop of the virtual
+// user calling (io=loop; nothing otherwise).
+func (c *conn) bind(ctx context.Context) { evloop.Bind(ctx, c.c.PgConn().Conn()) }
+
 func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
+	c.bind(ctx)
 	prep, q, err := c.sql(name, len(args))
 	if err != nil {
 		return 0, err
@@ -345,6 +351,7 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 }
 
 func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.Row {
+	c.bind(ctx)
 	if c.blk != nil {
 		if k := c.blk.blocks[name]; k != nil {
 			return c.blk.queryRow(ctx, name, k, args)
@@ -368,6 +375,7 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 }
 
 func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Rows, error) {
+	c.bind(ctx)
 	prep, q, err := c.sql(name, len(args))
 	if err != nil {
 		return nil, err
@@ -401,6 +409,7 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 // need (FOR UPDATE in statements.sql). BEGIN and COMMIT have no arguments,
 // so pgx sends them as simple queries in every mode.
 func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx context.Context) error) error {
+	c.bind(ctx)
 	if c.inTx {
 		return errors.New("postgres: InTx called inside a transaction")
 	}

@@ -107,10 +107,13 @@ func (c *pipeConn) Queue(_ workload.Want, stmt string, args ...any) int {
 	return c.g.queue(stmt, args)
 }
 
-func (c *pipeConn) Send(ctx context.Context) error { return c.g.send(ctx) }
-func (c *pipeConn) Row(i int) workload.Row         { return c.g.result(i) }
-func (c *pipeConn) Rows(i int) workload.Rows       { return (*resultRows)(c.g.result(i)) }
-func (c *pipeConn) Count(i int) int64              { return c.g.result(i).n }
+func (c *pipeConn) Send(ctx context.Context) error {
+	c.bind(ctx)
+	return c.g.send(ctx)
+}
+func (c *pipeConn) Row(i int) workload.Row   { return c.g.result(i) }
+func (c *pipeConn) Rows(i int) workload.Rows { return (*resultRows)(c.g.result(i)) }
+func (c *pipeConn) Count(i int) int64        { return c.g.result(i).n }
 
 func (c *pipeConn) Rollback(ctx context.Context, err error) error {
 	g := c.g

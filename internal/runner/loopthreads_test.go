@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"runtime"
+	"testing"
+)
+
+// LoopThreads: how many event loops a run gets (io=loop only), and
+// whether their waits may begin raw (GOMAXPROCS raised above them).
+func TestLoopThreads(t *testing.T) {
+	const loopURL = "postgres://u@127.0.0.1/db?io=loop"
+	noEnv := func(string) string { return "" }
+	withGOMAXPROCS := func(k string) string {
+		if k == "GOMAXPROCS" {
+			return "2"
+		}
+		return ""
+	}
+	cases := []struct {
+		name        string
+		conns, jobs int
+		url         string
+		getenv      func(string) string
+		loops       int
+		raw         bool
+	}{
+		{"not io=loop", 4, 2, "postgres://u@127.0.0.1/db", noEnv, 0, false},
+		{"io=blocking", 4, 2, "postgres://u@127.0.0.1/db?io=blocking", noEnv, 0, false},
+		{"-j given", 4, 2, loopURL, noEnv, 2, true},
+		{"-j above the connections", 4, 8, loopURL, noEnv, 4, true},
+		{"-j not given, one connection", 1, 0, loopURL, noEnv, 1, true},
+		{"GOMAXPROCS set by the user", 4, 2, loopURL, withGOMAXPROCS, 2, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := runtime.GOMAXPROCS(0)
+			undo, loops, raw := LoopThreads(c.conns, c.jobs, c.url, c.getenv)
+			if loops != c.loops || raw != c.raw {
+				t.Errorf("loops %d, raw %v; want %d, %v", loops, raw, c.loops, c.raw)
+			}
+			if raw && runtime.GOMAXPROCS(0) <= loops {
+				t.Errorf("GOMAXPROCS %d with %d loops waiting raw: want more", runtime.GOMAXPROCS(0), loops)
+			}
+			undo()
+			if got := runtime.GOMAXPROCS(0); got != before {
+				t.Errorf("GOMAXPROCS %d after undo, want %d", got, before)
+			}
+		})
+	}
+}
