@@ -67,7 +67,9 @@ func runAndCheck(t *testing.T, u string, m workload.Mode, transport string) runJ
 	t.Helper()
 	code, out, stderr := sledge(t, "run", "--db", u, "--mode", m.String(), "--vus", "2", "--iterations", "150", "--json")
 	if code != 0 {
-		t.Fatalf("run: exit %d: %s", code, stderr)
+		var res struct{ Errors json.RawMessage }
+		_ = json.Unmarshal([]byte(out), &res)
+		t.Fatalf("run: exit %d: %s (errors: %s)", code, stderr, res.Errors)
 	}
 	var res runJSON
 	if err := json.Unmarshal([]byte(out), &res); err != nil {

@@ -114,6 +114,13 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 			_ = pc.Close(context.WithoutCancel(ctx))
 			return nil, err
 		}
+		if present && d.wire {
+			// After the routines' check, which runs on pgx.
+			if err := c.takeOver(ctx); err != nil {
+				_ = pc.Close(context.WithoutCancel(ctx))
+				return nil, err
+			}
+		}
 		if present {
 			if err := c.prepareCalls(ctx); err != nil {
 				_ = pc.Close(context.WithoutCancel(ctx))
@@ -124,7 +131,42 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if m == workload.ModePipeline {
 		return &pipeConn{conn: c, g: newGroup(pc.PgConn(), text)}, nil // pipeline.go
 	}
+	if d.wire && hotWire(m) {
+		if err := c.takeOver(ctx); err != nil {
+			_ = pc.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+		return &stmtConn{c}, nil
+	}
 	return c, nil
+}
+
+// hotWire says whether mode m's sessions speak the protocol themselves
+// (pgwire.go): the modes whose calls are one statement each. Pipeline,
+// batched and block modes keep pgconn.
+func hotWire(m workload.Mode) bool {
+	return m == workload.ModeProcedure || m == workload.ModePrepared || m == workload.ModeClient
+}
+
+// takeOver hands the session's connection from pgconn to pgwire (once).
+func (c *conn) takeOver(ctx context.Context) error {
+	if c.pw != nil {
+		return nil
+	}
+	pc := c.c.PgConn()
+	// pgconn may still have a background read in flight (started while a
+	// write of its was slow) or bytes in its buffer: either would take the
+	// first response meant for pgwire.
+	if err := pc.SyncConn(ctx); err != nil {
+		return fmt.Errorf("postgres: take over the connection: %w", classify(err))
+	}
+	hc, err := pc.Hijack()
+	if err != nil {
+		return fmt.Errorf("postgres: take over the connection: %w", err)
+	}
+	c.pw = newPgwire(pc, hc, c.mode == workload.ModeClient)
+	c.f = nil
+	return nil
 }
 
 // prepareCalls prepares the session's routine calls now. A call runs on its
@@ -134,6 +176,19 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 func (c *conn) prepareCalls(ctx context.Context) error {
 	for name, q := range c.text {
 		if !strings.HasSuffix(name, ".call") {
+			continue
+		}
+		if c.pw != nil {
+			if err := c.pw.begin(ctx); err != nil {
+				return err
+			}
+			_, err := c.pw.prepare(name, q)
+			if eerr := c.pw.end(); err == nil {
+				err = eerr
+			}
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		if c.f != nil {
@@ -239,6 +294,7 @@ type conn struct {
 	inTx bool
 	wire *metrics.WireCounts // the dial counted into it (wire.go); nil: not counted
 	f    *fast               // the pgconn path (fast.go); nil: pgx for everything
+	pw   *pgwire             // sledge's own protocol (pgwire.go) after takeOver; then f and c are not used
 	blk  *blockConn          // block mode's blocks (block.go); nil in other modes
 }
 
@@ -273,6 +329,13 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 	if err != nil {
 		return 0, err
 	}
+	if c.pw != nil {
+		n, err := c.pw.exec(ctx, prep, q, args, false)
+		if err != nil {
+			return 0, wrap("exec", name, err)
+		}
+		return n, nil
+	}
 	if c.f != nil && encodable(args) {
 		n, err := c.f.exec(ctx, prep, q, args)
 		if err != nil {
@@ -298,6 +361,9 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 	if err != nil {
 		return &row{err: err}
 	}
+	if c.pw != nil {
+		return &wireRow{p: c.pw, ctx: ctx, name: name, prep: prep, q: q, args: args}
+	}
 	if c.f != nil && encodable(args) {
 		rs, err := c.f.query(ctx, prep, q, args)
 		if err != nil {
@@ -313,6 +379,16 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 	prep, q, err := c.sql(name, len(args))
 	if err != nil {
 		return nil, err
+	}
+	if c.pw != nil {
+		if err := c.pw.call(ctx, prep, q, args, false); err != nil {
+			return nil, wrap("query", name, err)
+		}
+		c.pw.rows = wireRows{p: c.pw, name: name}
+		if err := c.pw.rows.start(); err != nil {
+			return nil, wrap("query", name, err)
+		}
+		return &c.pw.rows, nil
 	}
 	if c.f != nil && encodable(args) {
 		rs, err := c.f.query(ctx, prep, q, args)
@@ -358,7 +434,7 @@ func (c *conn) InTx(ctx context.Context, opts workload.TxOptions, fn func(ctx co
 // rollback ends the transaction after err and returns err. It runs without
 // ctx's cancellation, so the session is usable again.
 func (c *conn) rollback(ctx context.Context, err error) error {
-	if c.c.IsClosed() {
+	if c.Broken() {
 		return err
 	}
 	if rerr := c.simple(context.WithoutCancel(ctx), "ROLLBACK"); rerr != nil {
@@ -369,6 +445,9 @@ func (c *conn) rollback(ctx context.Context, err error) error {
 
 // simple sends a statement without arguments by the simple protocol.
 func (c *conn) simple(ctx context.Context, q string) error {
+	if c.pw != nil {
+		return c.pw.simpleExec(ctx, q)
+	}
 	if c.f != nil {
 		return c.f.simpleExec(ctx, q)
 	}
@@ -379,6 +458,9 @@ func (c *conn) simple(ctx context.Context, q string) error {
 func (c *conn) Close(ctx context.Context) error {
 	if c.f != nil {
 		c.f.close()
+	}
+	if c.pw != nil {
+		c.pw.close() // pgx's Close below does nothing on a hijacked connection
 	}
 	if c.blk != nil {
 		c.blk.close()
@@ -497,7 +579,7 @@ func wrap(op, stmt string, err error) error {
 
 // kind is the workload sentinel for a PostgreSQL error, or nil.
 func kind(err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || errors.Is(err, errNoRow) {
 		return workload.ErrNoRows
 	}
 	if lostConnection(err) { // connlost.go

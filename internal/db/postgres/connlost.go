@@ -59,9 +59,15 @@ func lostConnection(err error) bool {
 	return errors.As(err, &ne) && !ne.Timeout()
 }
 
-// Broken reports whether pgx has closed the session's connection (after a
-// FATAL error, a failed read or write, or a cancelled statement).
-func (c *conn) Broken() bool { return c.c.IsClosed() }
+// Broken reports whether pgx (or pgwire, once it has taken the connection
+// over) has closed the session's connection (after a FATAL error, a failed
+// read or write, or a cancelled statement).
+func (c *conn) Broken() bool {
+	if c.pw != nil {
+		return c.pw.broken
+	}
+	return c.c.IsClosed()
+}
 
 // Broken reports whether the script session's connection is closed.
 func (c *scriptConn) Broken() bool { return c.pc.IsClosed() }

@@ -16,7 +16,9 @@ import (
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
-// fast runs a session's named statements on pgconn directly, the way
+// fast runs a session's named statements on pgconn directly (batched
+// mode, and every mode with api=pgconn; procedure, prepared and client
+// sessions speak the protocol themselves by default, pgwire.go), the way
 // libpq-based tools do: parameters and results travel as text, each
 // statement is prepared once per connection under its own name (prepared
 // and procedure modes) or sent with its values written in (client mode),

@@ -87,14 +87,16 @@ func (driver) PasswordEnv() string { return "PGPASSWORD" }
 // Open parses the URL; it does not connect, so build can create a missing
 // database first (EnsureDatabase).
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
-	fastPath := true
+	fastPath, wire := true, true
 	if v := u.Query()["api"]; len(v) > 0 {
 		switch {
+		case len(v) == 1 && v[0] == "wire":
 		case len(v) == 1 && v[0] == "pgconn":
+			wire = false
 		case len(v) == 1 && v[0] == "pgx":
-			fastPath = false
+			fastPath, wire = false, false
 		default:
-			return nil, db.BadURL(fmt.Errorf("postgres URL: bad value %q for api: use pgconn or pgx", strings.Join(v, ",")))
+			return nil, db.BadURL(fmt.Errorf("postgres URL: bad value %q for api: use wire, pgconn or pgx", strings.Join(v, ",")))
 		}
 	}
 	cfg, routines, err := parseURL(u)
@@ -106,6 +108,7 @@ func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
 		routines: routines,
 		files:    db.SQLFiles{FS: sqlFS},
 		fast:     fastPath,
+		wire:     wire,
 	}, nil
 }
 
@@ -177,6 +180,10 @@ type DB struct {
 	// fast runs virtual users' named statements on pgconn directly
 	// (fast.go); URL option api=pgx turns it off, for comparison.
 	fast bool
+	// wire has procedure, prepared and client sessions speak the protocol
+	// themselves once connected (pgwire.go); api=pgconn or api=pgx turn it
+	// off, for comparison.
+	wire bool
 }
 
 var (

@@ -156,7 +156,7 @@ func TestServerCostWithoutStatements(t *testing.T) {
 	s := server(t)
 	code, out, stderr := sledge(t, "run", "--db", tcpURL(s, freshDB(t)), "-c", "2", "-t", "30", "--json")
 	if code != 0 {
-		t.Fatalf("run: exit %d: %s", code, stderr)
+		t.Fatalf("run: exit %d: %s\n%s", code, stderr, out)
 	}
 	var r serverJSON
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
