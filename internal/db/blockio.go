@@ -56,6 +56,7 @@ func newBlockingConn(nc net.Conn, raw bool) (net.Conn, error) {
 		return nil, fmt.Errorf("blocking io: %w", err)
 	}
 	b := &blockingConn{fd: fd, local: nc.LocalAddr(), remote: nc.RemoteAddr(), raw: raw}
+	b.g.fd = fd
 	if b.raw {
 		if err := b.setTimeouts(rawSlice, rawSlice); err != nil {
 			syscall.Close(fd)
@@ -133,31 +134,47 @@ type blockingConn struct {
 	mu            sync.Mutex // guards closed against Close racing a deadline
 	closed        bool
 	shut          bool // shut down by a deadline in the past
-	// The descriptor is closed only when no read or write is using it, so
-	// that a call racing Close can never touch a descriptor the process
-	// has reused for something else.
+	g             fdGuard
+}
+
+// fdGuard closes a connection's descriptor only when no read or write is
+// using it, so that a call racing Close can never touch a descriptor the
+// process has reused for something else (blockingConn, loopConn).
+type fdGuard struct {
+	fd        int
 	inflight  atomic.Int32
 	closing   atomic.Bool
 	closeOnce sync.Once
 }
 
 // acquire marks an I/O call in flight; false when the connection is closed.
-func (c *blockingConn) acquire() bool {
-	c.inflight.Add(1)
-	if c.closing.Load() {
-		c.release()
+func (g *fdGuard) acquire() bool {
+	g.inflight.Add(1)
+	if g.closing.Load() {
+		g.release()
 		return false
 	}
 	return true
 }
 
-func (c *blockingConn) release() {
-	if c.inflight.Add(-1) == 0 && c.closing.Load() {
-		c.closeFD()
+func (g *fdGuard) release() {
+	if g.inflight.Add(-1) == 0 && g.closing.Load() {
+		g.closeFD()
 	}
 }
 
-func (c *blockingConn) closeFD() { c.closeOnce.Do(func() { _ = syscall.Close(c.fd) }) }
+// close shuts the socket down first, so that a call blocked on it (on
+// another thread, on a loop or in poll) returns; the last call out
+// closes the descriptor.
+func (g *fdGuard) close() {
+	g.closing.Store(true)
+	_ = syscall.Shutdown(g.fd, syscall.SHUT_RDWR)
+	if g.inflight.Load() == 0 {
+		g.closeFD()
+	}
+}
+
+func (g *fdGuard) closeFD() { g.closeOnce.Do(func() { _ = syscall.Close(g.fd) }) }
 
 var errDeadline = os.ErrDeadlineExceeded
 
@@ -165,10 +182,10 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if !c.acquire() {
+	if !c.g.acquire() {
 		return 0, net.ErrClosed
 	}
-	defer c.release()
+	defer c.g.release()
 	for {
 		var n int
 		var err error
@@ -200,10 +217,10 @@ func (c *blockingConn) Read(p []byte) (int, error) {
 }
 
 func (c *blockingConn) Write(p []byte) (int, error) {
-	if !c.acquire() {
+	if !c.g.acquire() {
 		return 0, net.ErrClosed
 	}
-	defer c.release()
+	defer c.g.release()
 	done := 0
 	for done < len(p) {
 		var n int
@@ -251,13 +268,7 @@ func (c *blockingConn) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.closing.Store(true)
-	// Shut down first so that a call blocked on another thread returns;
-	// the last call out closes the descriptor.
-	_ = syscall.Shutdown(c.fd, syscall.SHUT_RDWR)
-	if c.inflight.Load() == 0 {
-		c.closeFD()
-	}
+	c.g.close()
 	return nil
 }
 

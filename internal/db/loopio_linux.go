@@ -36,6 +36,7 @@ func LoopConn(nc net.Conn) (net.Conn, error) {
 		return nil, fmt.Errorf("loop io: %w", err)
 	}
 	c := &loopConn{fd: evloop.FD{Sysfd: fd}, local: nc.LocalAddr(), remote: nc.RemoteAddr()}
+	c.g.fd = fd
 	_ = nc.Close() // the duplicate keeps the socket open
 	return c, nil
 }
@@ -74,11 +75,7 @@ type loopConn struct {
 	local, remote      net.Addr
 	mu                 sync.Mutex
 	closed             bool
-	// The descriptor is closed only when no read or write uses it (as
-	// blockingConn's).
-	inflight  atomic.Int32
-	closing   atomic.Bool
-	closeOnce sync.Once
+	g                  fdGuard
 }
 
 // BindLoop makes the connection's waits go to l (nil: block the thread).
@@ -88,29 +85,14 @@ func (c *loopConn) BindLoop(l *evloop.Loop) {
 	}
 }
 
-func (c *loopConn) acquire() bool {
-	c.inflight.Add(1)
-	if c.closing.Load() {
-		c.release()
-		return false
-	}
-	return true
-}
-
-func (c *loopConn) release() {
-	if c.inflight.Add(-1) == 0 && c.closing.Load() {
-		c.closeOnce.Do(func() { _ = syscall.Close(c.fd.Sysfd) })
-	}
-}
-
 func (c *loopConn) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
 	}
-	if !c.acquire() {
+	if !c.g.acquire() {
 		return 0, net.ErrClosed
 	}
-	defer c.release()
+	defer c.g.release()
 	if c.waitFirst.Load() {
 		c.waitFirst.Store(false)
 		if l := c.loop.Load(); l != nil {
@@ -143,10 +125,10 @@ func (c *loopConn) Read(p []byte) (int, error) {
 }
 
 func (c *loopConn) Write(p []byte) (int, error) {
-	if !c.acquire() {
+	if !c.g.acquire() {
 		return 0, net.ErrClosed
 	}
-	defer c.release()
+	defer c.g.release()
 	done := 0
 	for done < len(p) {
 		n, e := rawWrite(c.fd.Sysfd, p[done:])
@@ -249,14 +231,8 @@ func (c *loopConn) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.closing.Store(true)
-	// Shut down first so that a wait (on a loop or in poll) ends; the
-	// last call out closes the descriptor, which takes it out of its
-	// loop's epoll set.
-	_ = syscall.Shutdown(c.fd.Sysfd, syscall.SHUT_RDWR)
-	if c.inflight.Load() == 0 {
-		c.closeOnce.Do(func() { _ = syscall.Close(c.fd.Sysfd) })
-	}
+	// Closing the descriptor also takes it out of its loop's epoll set.
+	c.g.close()
 	return nil
 }
 
