@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -171,4 +172,18 @@ func Median[S any](s []S, f func(S) float64) float64 {
 		return 0
 	}
 	return v[len(v)/2]
+}
+
+// RoundOrder is the order n tools run in round r (1-based): rotated by the
+// round and reversed every other round, so that no tool always runs first
+// (the colder cache) or last.
+func RoundOrder(n, r int) []int {
+	order := make([]int, n)
+	for i := range order {
+		order[i] = (i + r - 1) % n
+	}
+	if r%2 == 0 {
+		slices.Reverse(order)
+	}
+	return order
 }

@@ -2,6 +2,7 @@ package child
 
 import (
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -15,5 +16,23 @@ func TestReaders(t *testing.T) {
 	}
 	if tps, ok := ProgressTPS("progress: 5.0 s, 476.2 tps, lat 3.1 ms stddev 1.0, 0 failed"); !ok || tps != "476.2 tps" {
 		t.Errorf("progress line: %q %v", tps, ok)
+	}
+}
+
+// Every tool runs once a round, rotated by the round, reversed every other.
+func TestRoundOrder(t *testing.T) {
+	for _, c := range []struct {
+		n, r int
+		want []int
+	}{
+		{3, 1, []int{0, 1, 2}},
+		{3, 2, []int{0, 2, 1}},
+		{3, 3, []int{2, 0, 1}},
+		{2, 2, []int{0, 1}},
+		{1, 4, []int{0}},
+	} {
+		if got := RoundOrder(c.n, c.r); !slices.Equal(got, c.want) {
+			t.Errorf("RoundOrder(%d, %d) = %v, want %v", c.n, c.r, got, c.want)
+		}
 	}
 }

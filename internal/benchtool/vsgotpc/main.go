@@ -312,15 +312,7 @@ func onServer(ctx context.Context, kind, bin, gotpc string, warehouses, threads,
 	fmt.Println("|---|---|---|---|---|---|")
 	res := make([][]sample, len(names))
 	for r := 1; r <= rounds; r++ {
-		order := make([]int, len(names))
-		for i := range order {
-			order[i] = (i + r - 1) % len(names)
-		}
-		if r%2 == 0 {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
-		}
+		order := child.RoundOrder(len(names), r)
 		for _, i := range order {
 			s, err := runOne(i)
 			if err != nil {

@@ -169,15 +169,7 @@ func run(o opts) error {
 	fmt.Println("|---|---|---|---|---|---|---|")
 	res := make([][]sample, len(tools))
 	for r := 1; r <= o.rounds; r++ {
-		order := make([]int, len(tools))
-		for i := range order {
-			order[i] = (i + r - 1) % len(tools)
-		}
-		if r%2 == 0 {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
-		}
+		order := child.RoundOrder(len(tools), r)
 		for _, i := range order {
 			s, err := tools[i].run()
 			if err != nil {

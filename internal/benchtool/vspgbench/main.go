@@ -376,18 +376,7 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 					res := make([][]sample, len(tools))
 					results[key{transport, load, b}] = res
 					for r := 1; r <= rounds; r++ {
-						// Alternate the order: rotate by round and reverse every
-						// other round, so no tool always gets the warmer cache
-						// or runs last.
-						order := make([]int, len(tools))
-						for i := range order {
-							order[i] = (i + r - 1) % len(tools)
-						}
-						if r%2 == 0 {
-							for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-								order[i], order[j] = order[j], order[i]
-							}
-						}
+						order := child.RoundOrder(len(tools), r)
 						for _, t := range order {
 							if err := reset(); err != nil {
 								return err
