@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -274,8 +275,21 @@ func TestServePageServerSidePostgres(t *testing.T) {
 	}
 	frame := ""
 	if res.Stacks.Folded != "" {
-		// The root: the process name, the first frame of a stack.
-		frame = strings.SplitN(res.Stacks.Folded, ";", 2)[0]
+		// The root with the most samples: the process name, the first
+		// frame of its stacks. (A stack of a process that ended before
+		// perf read its name has a root of ":PID", and may be too thin
+		// to draw.)
+		weight := map[string]int{}
+		for _, line := range strings.Split(strings.TrimSpace(res.Stacks.Folded), "\n") {
+			i := strings.LastIndexByte(line, ' ')
+			n, _ := strconv.Atoi(line[i+1:])
+			weight[strings.SplitN(line, ";", 2)[0]] += n
+		}
+		for root, n := range weight {
+			if frame == "" || n > weight[frame] || (n == weight[frame] && root < frame) {
+				frame = root
+			}
+		}
 	} else {
 		t.Logf("no stacks here: %s", res.Stacks.Why)
 	}
