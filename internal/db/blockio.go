@@ -252,7 +252,13 @@ func (c *blockingConn) mapErr(op string, err error) error {
 	if c.isShut() {
 		return errDeadline
 	}
-	return &net.OpError{Op: op, Net: c.remote.Network(), Source: c.local, Addr: c.remote, Err: os.NewSyscallError(op, err)}
+	return netOpError(op, c.local, c.remote, err)
+}
+
+// netOpError is a failed system call on a connection as the net package
+// reports one (blockingConn, loopConn).
+func netOpError(op string, local, remote net.Addr, err error) error {
+	return &net.OpError{Op: op, Net: remote.Network(), Source: local, Addr: remote, Err: os.NewSyscallError(op, err)}
 }
 
 func (c *blockingConn) isShut() bool {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -266,10 +265,6 @@ func (c *loopConn) setDeadline(t time.Time, dl *atomic.Int64) error {
 	}
 	dl.Store(t.UnixNano())
 	return nil
-}
-
-func netOpError(op string, local, remote net.Addr, err error) error {
-	return &net.OpError{Op: op, Net: remote.Network(), Source: local, Addr: remote, Err: os.NewSyscallError(op, err)}
 }
 
 // poll(2)'s events (the syscall package has no names for them).
