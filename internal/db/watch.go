@@ -36,12 +36,12 @@ type Watcher struct {
 // Begin starts a call under ctx on nc; End must follow. It returns ctx's error
 // when ctx is done already.
 func (w *Watcher) Begin(ctx context.Context, nc net.Conn) error {
-	w.busy.Store(true)
-	if err := ctx.Err(); err != nil {
-		w.busy.Store(false)
-		return err
-	}
 	if ctx == w.watched || (ctx.Done() == nil && w.watched == nil) {
+		w.busy.Store(true)
+		if err := ctx.Err(); err != nil {
+			w.busy.Store(false)
+			return err
+		}
 		return nil
 	}
 	w.mu.Lock()
@@ -50,20 +50,25 @@ func (w *Watcher) Begin(ctx context.Context, nc net.Conn) error {
 		w.stop()
 		w.stop = nil
 	}
-	if ctx.Done() == nil {
-		// A call that cannot be cancelled: the context watched before
-		// must not interrupt it if it ends now.
-		w.watched = nil
-		return nil
+	w.watched = nil
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	w.watched = ctx
-	w.stop = context.AfterFunc(ctx, func() {
-		w.mu.Lock()
-		defer w.mu.Unlock()
-		if w.watched == ctx && w.busy.Load() {
-			_ = nc.SetDeadline(time.Now())
-		}
-	})
+	if ctx.Done() != nil {
+		w.watched = ctx
+		w.stop = context.AfterFunc(ctx, func() {
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if w.watched == ctx && w.busy.Load() {
+				_ = nc.SetDeadline(time.Now())
+			}
+		})
+	}
+	// Busy only now, under the lock and with the watch moved to ctx: the
+	// handler of the context before (cancelled as its call ended: an edge's
+	// publish, a connect's timeout) may be waiting for the lock, and must
+	// find the watch moved, not this call busy under its context.
+	w.busy.Store(true)
 	return nil
 }
 

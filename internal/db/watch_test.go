@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -50,5 +51,51 @@ func TestWatcherLateCancelSparesUncancellableCall(t *testing.T) {
 				t.Fatalf("read error %v: interrupted %v, want %v", err, got, tc.interrupt)
 			}
 		})
+	}
+}
+
+// deadlineConn records a deadline set in the past: the Watcher's interrupt.
+type deadlineConn struct {
+	net.Conn
+	interrupted atomic.Int32
+}
+
+func (c *deadlineConn) SetDeadline(t time.Time) error {
+	if !t.IsZero() && !t.After(time.Now()) {
+		c.interrupted.Add(1)
+	}
+	return nil
+}
+
+// A context cancelled just after its call ended (the engine's publish at
+// an edge, a connect's timeout) must not interrupt the next call, begun
+// under another context, even when the cancelled one's handler runs while
+// that call begins. The handler used to see the next call's busy flag
+// before Begin moved the watch to the new context: the connection was shut
+// down under a live context, and its first write failed with "i/o timeout"
+// that no cancellation explained.
+func TestWatcherCancelledContextSparesTheNextCall(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	c := &deadlineConn{Conn: a}
+	var w Watcher
+	defer w.Close()
+	live, stop := context.WithCancel(context.Background())
+	defer stop()
+	for i := range 20000 {
+		edge, cancel := context.WithCancel(context.Background())
+		if err := w.Begin(edge, c); err != nil {
+			t.Fatal(err)
+		}
+		w.End()
+		cancel() // its handler races the next Begin
+		if err := w.Begin(live, c); err != nil {
+			t.Fatal(err)
+		}
+		w.End()
+		if n := c.interrupted.Load(); n > 0 {
+			t.Fatalf("round %d: a call under a live context was interrupted (%d times)", i, n)
+		}
 	}
 }

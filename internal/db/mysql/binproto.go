@@ -542,7 +542,12 @@ func dialProto(ctx context.Context, dial func(ctx context.Context, network, addr
 	_ = nc.SetDeadline(deadline)
 	stop := context.AfterFunc(ctx, func() { _ = nc.SetDeadline(time.Now()) })
 	err = p.handshake(cfg)
-	stop()
+	if !stop() && err == nil {
+		// ctx ended as the handshake did: its handler has set, or is
+		// setting, a deadline in the past, which on a blocking
+		// connection shuts the socket down for good.
+		err = fmt.Errorf("mysql: log in: %w", ctx.Err())
+	}
 	if err != nil {
 		_ = p.fail(err)
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, errUnsupported) {
