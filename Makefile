@@ -5,7 +5,10 @@ GO ?= go
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
-test: tracked servers vet unit fuzz-short
+## (vet and the fuzzing run beside the test groups: most of those wait on
+## servers and run durations, and the 2 cores have room)
+test: tracked servers
+	@$(MAKE) --no-print-directory unit UNIT_EXTRA="vet fuzz-short"
 
 # No build output in the repository: fails on a tracked executable binary or
 # a tracked file over 2 MB (scripts/check-tracked.sh lists allowed ones).
@@ -44,12 +47,13 @@ vet:
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
-UNIT_GROUPS = unit-race unit-db-mysql unit-db-postgres unit-agent-e2e unit-faults unit-cli-rest unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-kube unit-packages unit-modernc
+# The longest groups first: make starts them in this order.
+UNIT_GROUPS = unit-db-mysql unit-cli-rest unit-faults unit-db-postgres unit-agent-e2e unit-race unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-sqlite unit-cli-agent unit-packages unit-modernc unit-kube
 UNIT_JOBS ?= 6
 unit:
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	$(GO) build -o "$$d/shared" ./internal/testdb/shared && \
-	"$$d/shared" -- $(MAKE) --no-print-directory -k -j$(UNIT_JOBS) -O $(UNIT_GROUPS)
+	"$$d/shared" -- $(MAKE) --no-print-directory -k -j$(UNIT_JOBS) -O $(UNIT_GROUPS) $(UNIT_EXTRA)
 
 # The slowest packages alone, the rest together. -parallel 4: their
 # parallel tests wait on servers and run durations more than they compute,

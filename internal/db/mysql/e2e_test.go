@@ -102,6 +102,97 @@ func sledge(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
+// cloneDB makes database to a copy of database from, built by build:
+// its tables, rows and routines (MariaDB has no CREATE DATABASE …
+// TEMPLATE). It returns to's TCP URL.
+func cloneDB(t *testing.T, s *testdb.Server, from, to string) string {
+	t.Helper()
+	c := gomysql.NewConfig()
+	c.User, c.Passwd, c.Net, c.Addr, c.DBName = s.User, s.Password, "unix", s.Socket, from
+	c.MultiStatements = false
+	d, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ctx := context.Background()
+	conn, err := d.Conn(ctx) // one session: USE below stays in effect
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("clone %s to %s: %s: %v", from, to, db.FirstLine(q), err)
+		}
+	}
+	list := func(q string) [][2]string {
+		t.Helper()
+		rows, err := conn.QueryContext(ctx, q, from)
+		if err != nil {
+			t.Fatalf("clone %s: %v", from, err)
+		}
+		defer rows.Close()
+		var out [][2]string
+		for rows.Next() {
+			var a, b string
+			if err := rows.Scan(&a, &b); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, [2]string{a, b})
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	exec("DROP DATABASE IF EXISTS " + to)
+	exec("CREATE DATABASE " + to)
+	tables := list("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ?")
+	routines := list("SELECT routine_name, routine_type FROM information_schema.routines WHERE routine_schema = ?")
+	for _, tb := range tables {
+		if tb[1] != "BASE TABLE" {
+			t.Fatalf("clone %s: %s is a %s, which cloneDB does not copy", from, tb[0], tb[1])
+		}
+		exec(fmt.Sprintf("CREATE TABLE %s.%s LIKE %s.%s", to, tb[0], from, tb[0]))
+		exec(fmt.Sprintf("INSERT INTO %s.%s SELECT * FROM %s.%s", to, tb[0], from, tb[0]))
+	}
+	var texts []string
+	for _, r := range routines {
+		// SHOW CREATE's columns: name, sql_mode, the text, then character
+		// sets and collation.
+		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SHOW CREATE %s %s.%s", r[1], from, r[0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols, _ := rows.Columns()
+		vals := make([]sql.NullString, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if !rows.Next() {
+			rows.Close()
+			t.Fatalf("clone %s: no text for %s %s (SHOW CREATE needs the routine's privileges)", from, r[1], r[0])
+		}
+		err = rows.Scan(ptrs...)
+		rows.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts = append(texts, vals[2].String)
+	}
+	exec("USE " + to)
+	for _, q := range texts {
+		exec(q)
+	}
+	if len(tables) == 0 {
+		t.Fatalf("clone %s: no tables", from)
+	}
+	return tcpURL(s, s.User, s.Password, to)
+}
+
 func build(t *testing.T, dbURL string, seed int) {
 	t.Helper()
 	if _, stderr, code := sledge(t, "build", "--db", dbURL, "--warehouses", "1", "--build-vus", "2", "--seed", strconv.Itoa(seed), "--json"); code != 0 {
@@ -277,6 +368,23 @@ func TestModesSameContents(t *testing.T) {
 			variant{m.String() + "_loop", m, nil, true},
 			variant{m.String() + "_pooled_loop", m, []string{"--connections", "1"}, true})
 	}
+	// One build, copied for each variant (cloneDB): a build per variant
+	// was most of the package's time.
+	var (
+		tmplOnce sync.Once
+		tmpl     string
+	)
+	template := func(t *testing.T) string {
+		tmplOnce.Do(func() {
+			const name = "sledge_same_template"
+			build(t, freshDB(t, s, name), 5)
+			tmpl = name // only once built: a failed build fails every variant
+		})
+		if tmpl == "" || t.Failed() {
+			t.FailNow()
+		}
+		return tmpl
+	}
 	hashes := map[string]map[string]string{}
 	var mu sync.Mutex
 	// Each variant on a database of its own, side by side: one VU waits
@@ -287,8 +395,7 @@ func TestModesSameContents(t *testing.T) {
 			t.Run(v.name, func(t *testing.T) {
 				t.Parallel()
 				name := "sledge_same_" + v.name
-				u := freshDB(t, s, name)
-				build(t, u, 5)
+				u := cloneDB(t, s, template(t), name)
 				if v.loop {
 					if strings.Contains(u, "?") {
 						u += "&io=loop"
