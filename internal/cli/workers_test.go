@@ -411,14 +411,26 @@ func TestWorkersInterrupted(t *testing.T) {
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcb.db")
 	sledgeBuild(t, nil, home, "tpcb", "--db", db)
-	cmd := exec.Command(sledgeBinary(t), "run", "tpcb", "--db", db, "-c", "2", "-T", "60", "--workers", "2", "--json", "--no-job")
+	cmd := exec.Command(sledgeBinary(t), "run", "tpcb", "--db", db, "-c", "2", "-T", "60", "--workers", "2", "--json", "--no-job", "-P", "1")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	var out bytes.Buffer
+	errb := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = &out, errb
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
+	// Interrupt once the workers measure (a progress line past the
+	// connect phase), not after a fixed sleep: on a busy machine the
+	// workers had not said hello after 3 s.
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if measuring.MatchString(errb.String()) {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("no measured progress line in 90 s:\n%s", errb.String())
+		}
+	}
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
