@@ -145,6 +145,9 @@ type fdGuard struct {
 	inflight  atomic.Int32
 	closing   atomic.Bool
 	closeOnce sync.Once
+	// forget, when set, runs just before the descriptor is closed
+	// (loopConn: an io_uring poll would hold the socket open).
+	forget func()
 }
 
 // acquire marks an I/O call in flight; false when the connection is closed.
@@ -174,7 +177,14 @@ func (g *fdGuard) close() {
 	}
 }
 
-func (g *fdGuard) closeFD() { g.closeOnce.Do(func() { _ = syscall.Close(g.fd) }) }
+func (g *fdGuard) closeFD() {
+	g.closeOnce.Do(func() {
+		if g.forget != nil {
+			g.forget()
+		}
+		_ = syscall.Close(g.fd)
+	})
+}
 
 var errDeadline = os.ErrDeadlineExceeded
 

@@ -87,6 +87,9 @@ type Plan struct {
 	// PinThreads, the loops' waits begin raw (evloop.New). ThreadCost is
 	// not measured on loops: a thread's usage is several VUs'.
 	Loops int
+	// LoopWait is how the loops wait (the loopwait URL option): epoll or
+	// io_uring, epoll where io_uring_setup is refused (Result.LoopWait).
+	LoopWait evloop.WaitKind
 	Seed  uint64
 	Mix   []workload.TxType
 
@@ -200,6 +203,11 @@ type Result struct {
 	MeasureEnd   time.Time
 	End          time.Time
 	Interrupted  bool // stopped by the caller's context before its end
+	// Loops, LoopWait and LoopFallback: with Plan.Loops, the loops the
+	// VUs ran on, how they waited ("epoll", "io_uring") and, when
+	// io_uring was asked but refused, why.
+	Loops                  int
+	LoopWait, LoopFallback string
 	Before       map[string]int64
 	After        map[string]int64
 	Stats        metrics.Set // measured interval only, per mix type
@@ -571,7 +579,7 @@ func (x *execution) startVUs(loopCtx context.Context) error {
 func (x *execution) startLoops(loopCtx context.Context, wg *sync.WaitGroup) error {
 	loops := make([]*evloop.Loop, min(x.p.Loops, len(x.terms)))
 	for i := range loops {
-		l, err := evloop.New(x.p.PinThreads)
+		l, err := evloop.New(x.p.PinThreads, x.p.LoopWait)
 		if err != nil {
 			for _, l := range loops[:i] {
 				l.Close()
@@ -592,6 +600,7 @@ func (x *execution) startLoops(loopCtx context.Context, wg *sync.WaitGroup) erro
 		t.lp.Go(func() { t.loop(ctx, x.r) })
 	}
 	x.r.loops = loops
+	x.res.Loops, x.res.LoopWait, x.res.LoopFallback = len(loops), loops[0].WaitKind().String(), loops[0].Fallback()
 	for _, l := range loops {
 		wg.Add(1)
 		go func() {
