@@ -87,11 +87,12 @@ type Plan struct {
 	// PinThreads, the loops' waits begin raw (evloop.New). ThreadCost is
 	// not measured on loops: a thread's usage is several VUs'.
 	Loops int
+	Seed  uint64
+	Mix   []workload.TxType
+
 	// LoopWait is how the loops wait (the loopwait URL option): epoll or
 	// io_uring, epoll where io_uring_setup is refused (Result.LoopWait).
 	LoopWait evloop.WaitKind
-	Seed  uint64
-	Mix   []workload.TxType
 
 	// Rate, when > 0, throttles the run to this many transactions per
 	// second in all (pgbench -R): each VU starts its transactions on a
@@ -203,15 +204,17 @@ type Result struct {
 	MeasureEnd   time.Time
 	End          time.Time
 	Interrupted  bool // stopped by the caller's context before its end
+	Before       map[string]int64
+	After        map[string]int64
+	Stats        metrics.Set // measured interval only, per mix type
+	Errors       []ErrorCount
+
 	// Loops, LoopWait and LoopFallback: with Plan.Loops, the loops the
 	// VUs ran on, how they waited ("epoll", "io_uring") and, when
 	// io_uring was asked but refused, why.
 	Loops                  int
 	LoopWait, LoopFallback string
-	Before       map[string]int64
-	After        map[string]int64
-	Stats        metrics.Set // measured interval only, per mix type
-	Errors       []ErrorCount
+
 	// Stopped lists the VUs (1-based) that stopped at an error (RaiseError).
 	Stopped []int
 	// Cost of the measured interval, with Plan.Cost: Process is the whole

@@ -30,6 +30,9 @@ type FD struct{ Sysfd int }
 
 func (f *FD) Forget() {}
 
+// RefuseIOUring does nothing: there is no io_uring outside Linux.
+func RefuseIOUring(on bool) {}
+
 func (l *Loop) Wait(f *FD, deadline time.Time) error { return ErrNotOnLoop }
 
 func (l *Loop) Sleep(ctx context.Context, d time.Duration) bool { return sleepAlone(ctx, d) }

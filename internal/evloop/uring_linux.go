@@ -135,6 +135,11 @@ type uring struct {
 // would (tests: the fallback to epoll).
 var refuseIOUring atomic.Bool
 
+// RefuseIOUring makes the loops made from now on find io_uring_setup
+// refused (EPERM, as a seccomp filter refuses it) when on: for tests of
+// the fallback to epoll in the packages that run loops.
+func RefuseIOUring(on bool) { refuseIOUring.Store(on) }
+
 // newUring sets a ring up; an error says why the loop waits on epoll.
 func newUring() (*uring, error) {
 	if refuseIOUring.Load() {
