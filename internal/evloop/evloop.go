@@ -1,13 +1,15 @@
 // Package evloop drives several virtual users' connections from one OS
 // thread (pgbench's model): each virtual user's code runs as a coroutine
 // of the loop and reads top to bottom; a read that would block yields to
-// the loop, which waits for every connection it drives in one epoll_wait.
+// the loop, which waits for every connection it drives in one epoll_pwait2
+// (or one io_uring_enter: WaitKind).
 //
 // This file is the part the database packages build on (issue 26): the
 // loop a context carries, and Bind, which a database's session calls at
 // the start of each call so that its connection's reads wait on the loop
-// of the virtual user making the call. The loop itself is in loop_linux.go
-// (loop_other.go elsewhere: no loop, New fails).
+// of the virtual user making the call. The loop itself is in loop_linux.go,
+// its io_uring wait in uring_linux.go (loop_other.go elsewhere: no loop,
+// New fails).
 package evloop
 
 import (
