@@ -488,3 +488,38 @@ func TestForgetLetsTheSocketClose(t *testing.T) {
 		await(t, done, "the loop")
 	})
 }
+
+// More sockets than the ring has submission entries register in one turn
+// (every coroutine waits before the loop's first wait): all are polled,
+// and every answer arrives.
+func TestManyRegistrationsInOneTurn(t *testing.T) {
+	waitKinds(t, func(t *testing.T, kind WaitKind) {
+		const vus = ringEntries + 44
+		l := newLoop(t, false, kind)
+		peers := make([]*os.File, vus)
+		got := make(chan error, vus)
+		for i := range vus {
+			fd, peer := socketpair(t)
+			peers[i] = peer
+			l.Go(func() {
+				buf := make([]byte, 1)
+				n, err := readOn(l, &FD{Sysfd: fd}, buf, time.Time{})
+				if err == nil && (n != 1 || buf[0] != byte(i)) {
+					err = fmt.Errorf("vu %d read %v", i, buf[:n])
+				}
+				got <- err
+			})
+		}
+		done := run(t, l)
+		time.Sleep(20 * time.Millisecond) // every coroutine waits by now
+		for i, p := range peers {
+			p.Write([]byte{byte(i)})
+		}
+		await(t, done, "the loop")
+		for range vus {
+			if err := <-got; err != nil {
+				t.Error(err)
+			}
+		}
+	})
+}

@@ -218,7 +218,10 @@ func (u *uring) close() {
 func (u *uring) poll(fd int, events uint32, ud uint64) {
 	tail := *u.sqTail // only this thread writes it
 	if tail-atomic.LoadUint32(u.sqHead) >= uint32(len(u.sqes)) {
-		u.enter(false, 0, false) // full: submit what is there first
+		// Full (more sockets registered in one turn than entries): submit
+		// what is there first; the kernel (6.0 and later, which newUring
+		// requires) takes every entry submitted.
+		u.enter(false, 0, false)
 	}
 	i := tail & u.sqMask
 	u.sqes[i] = uringSQE{opcode: opPollAdd, fd: int32(fd), len: pollAddMulti, opFlags: events, userData: ud}
