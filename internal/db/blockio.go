@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/sledge-bench/sledge/internal/evloop"
 )
 
 // BlockingConn turns a dialed TCP or unix connection into one that reads
@@ -145,6 +147,9 @@ type fdGuard struct {
 	inflight  atomic.Int32
 	closing   atomic.Bool
 	closeOnce sync.Once
+	// forget, when set, runs just before the descriptor is closed
+	// (loopConn: an io_uring poll would hold the socket open).
+	forget func()
 }
 
 // acquire marks an I/O call in flight; false when the connection is closed.
@@ -174,7 +179,14 @@ func (g *fdGuard) close() {
 	}
 }
 
-func (g *fdGuard) closeFD() { g.closeOnce.Do(func() { _ = syscall.Close(g.fd) }) }
+func (g *fdGuard) closeFD() {
+	g.closeOnce.Do(func() {
+		if g.forget != nil {
+			g.forget()
+		}
+		_ = syscall.Close(g.fd)
+	})
+}
 
 var errDeadline = os.ErrDeadlineExceeded
 
@@ -358,8 +370,40 @@ func (m IOMode) Wrap(nc net.Conn) (net.Conn, error) {
 
 // IOOption reads the "io" URL option shared by the server databases and
 // removes it from q: blocking (the default), syscall, poller or loop
-// (IOMode).
+// (IOMode). It checks and removes "loopwait" too (LoopWaitOption), which
+// only io=loop takes.
 func IOOption(q map[string][]string, dbName string) (IOMode, error) {
+	m, err := ioOption(q, dbName)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := q["loopwait"]; ok && m != IOLoop {
+		return 0, fmt.Errorf("%s URL: loopwait is for io=loop only", dbName)
+	}
+	if _, err := LoopWaitOption(q, dbName); err != nil {
+		return 0, err
+	}
+	return m, nil
+}
+
+// LoopWaitOption reads the "loopwait" URL option (how io=loop's event
+// loops wait: epoll or io_uring; none: evloop.WaitDefault) and removes
+// it from q.
+func LoopWaitOption(q map[string][]string, dbName string) (evloop.WaitKind, error) {
+	v, ok := q["loopwait"]
+	if !ok {
+		return evloop.WaitDefault, nil
+	}
+	delete(q, "loopwait")
+	if len(v) == 1 {
+		if k, err := evloop.ParseWaitKind(v[0]); err == nil {
+			return k, nil
+		}
+	}
+	return 0, fmt.Errorf("%s URL: bad value %q for loopwait: use epoll or io_uring", dbName, strings.Join(v, ","))
+}
+
+func ioOption(q map[string][]string, dbName string) (IOMode, error) {
 	v, ok := q["io"]
 	if !ok {
 		return IOBlocking, nil

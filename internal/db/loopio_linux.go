@@ -23,7 +23,7 @@ import (
 // non-blocking descriptor they never block.
 //
 // Deadlines work as BlockingConn's: one in the past shuts the socket down,
-// which wakes a wait at once (on a loop: the shutdown is an epoll event);
+// which wakes a wait at once (on a loop: the shutdown is an event);
 // a future one bounds each wait.
 func LoopConn(nc net.Conn) (net.Conn, error) {
 	fd, err := dupFD(nc)
@@ -36,6 +36,7 @@ func LoopConn(nc net.Conn) (net.Conn, error) {
 	}
 	c := &loopConn{fd: evloop.FD{Sysfd: fd}, local: nc.LocalAddr(), remote: nc.RemoteAddr()}
 	c.g.fd = fd
+	c.g.forget = c.fd.Forget
 	_ = nc.Close() // the duplicate keeps the socket open
 	return c, nil
 }
@@ -230,7 +231,9 @@ func (c *loopConn) Close() error {
 		return nil
 	}
 	c.closed = true
-	// Closing the descriptor also takes it out of its loop's epoll set.
+	// The last call out takes the descriptor out of its loop (epoll's
+	// set lets go at the close by itself, an io_uring's poll does not)
+	// and closes it.
 	c.g.close()
 	return nil
 }

@@ -45,16 +45,13 @@ func loopPair(t *testing.T) (net.Conn, net.Conn) {
 
 // onLoop runs f as the one coroutine of a new loop, with c bound to it;
 // off the loop, on the test's goroutine with no loop bound.
-func onLoop(t *testing.T, loop bool, c net.Conn, f func()) {
+func onLoop(t *testing.T, loop bool, kind evloop.WaitKind, c net.Conn, f func()) {
 	t.Helper()
 	if !loop {
 		f()
 		return
 	}
-	l, err := evloop.New(true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l := newTestLoop(t, kind)
 	defer l.Close()
 	l.Go(func() {
 		evloop.Bind(evloop.With(context.Background(), l), c)
@@ -63,18 +60,31 @@ func onLoop(t *testing.T, loop bool, c net.Conn, f func()) {
 	l.Run()
 }
 
-func loopModes(t *testing.T, f func(t *testing.T, loop bool)) {
-	for _, loop := range []bool{false, true} {
-		name := "poll"
-		if loop {
-			name = "loop"
-		}
-		t.Run(name, func(t *testing.T) { f(t, loop) })
+// newTestLoop makes a loop waiting as kind says; the test is skipped
+// where the kernel refuses io_uring.
+func newTestLoop(t *testing.T, kind evloop.WaitKind) *evloop.Loop {
+	t.Helper()
+	l, err := evloop.New(true, kind)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.WaitKind() != kind {
+		l.Close()
+		t.Skipf("no %s wait here: %s", kind, l.Fallback())
+	}
+	return l
+}
+
+// loopModes runs f off any loop (poll) and on a loop of each wait.
+func loopModes(t *testing.T, f func(t *testing.T, loop bool, kind evloop.WaitKind)) {
+	t.Run("poll", func(t *testing.T) { f(t, false, 0) })
+	for _, kind := range []evloop.WaitKind{evloop.WaitEpoll, evloop.WaitIOUring} {
+		t.Run("loop-"+kind.String(), func(t *testing.T) { f(t, true, kind) })
 	}
 }
 
 func TestLoopConnReadsAndWrites(t *testing.T) {
-	loopModes(t, func(t *testing.T, loop bool) {
+	loopModes(t, func(t *testing.T, loop bool, kind evloop.WaitKind) {
 		c, srv := loopPair(t)
 		go func() { // echo, then close
 			buf := make([]byte, 4)
@@ -83,7 +93,7 @@ func TestLoopConnReadsAndWrites(t *testing.T) {
 			srv.Write(buf)
 			srv.Close()
 		}()
-		onLoop(t, loop, c, func() {
+		onLoop(t, loop, kind, c, func() {
 			if _, err := c.Write([]byte("ping")); err != nil {
 				t.Error(err)
 				return
@@ -113,7 +123,7 @@ func TestLoopConnInterrupts(t *testing.T) {
 		{"close", 0, func(c net.Conn) { _ = c.Close() }, nil},
 		{"future deadline", 50 * time.Millisecond, func(net.Conn) {}, os.ErrDeadlineExceeded},
 	}
-	loopModes(t, func(t *testing.T, loop bool) {
+	loopModes(t, func(t *testing.T, loop bool, kind evloop.WaitKind) {
 		for _, tc := range cases {
 			t.Run(tc.name, func(t *testing.T) {
 				c, _ := loopPair(t)
@@ -123,10 +133,7 @@ func TestLoopConnInterrupts(t *testing.T) {
 				done := make(chan error, 1)
 				var l *evloop.Loop
 				if loop {
-					var err error
-					if l, err = evloop.New(true); err != nil {
-						t.Fatal(err)
-					}
+					l = newTestLoop(t, kind)
 					defer l.Close()
 				}
 				go func() {

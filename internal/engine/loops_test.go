@@ -57,24 +57,30 @@ func (f *loopTerm) Next() workload.Txn {
 // VUs on event loops, with their own sessions and sharing fewer, with
 // keying and thinking times slept on the loop: every VU runs its
 // iterations on one of the loops' threads with its loop in its context,
-// no shared session is used by two VUs at once, and the counts add up.
+// no shared session is used by two VUs at once, and the counts add up;
+// on either wait, which the result names.
 func TestLoopsRunTheVUs(t *testing.T) {
-	for _, c := range []struct {
+	type tc struct {
 		vus, conns, loops int
 		keyingThinking    bool
-	}{
-		{vus: 4, loops: 2},
-		{vus: 7, loops: 3, keyingThinking: true},
-		{vus: 20, conns: 3, loops: 2},
-		{vus: 30, conns: 4, loops: 2, keyingThinking: true},
-	} {
-		t.Run(fmt.Sprintf("vus=%d/connections=%d/loops=%d/keying=%v", c.vus, c.conns, c.loops, c.keyingThinking), func(t *testing.T) {
+		wait              evloop.WaitKind
+	}
+	var cases []tc
+	for _, wait := range []evloop.WaitKind{evloop.WaitEpoll, evloop.WaitIOUring} {
+		cases = append(cases, tc{vus: 4, loops: 2, wait: wait},
+			tc{vus: 7, loops: 3, keyingThinking: true, wait: wait},
+			tc{vus: 20, conns: 3, loops: 2, wait: wait},
+			tc{vus: 30, conns: 4, loops: 2, keyingThinking: true, wait: wait})
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/vus=%d/connections=%d/loops=%d/keying=%v", c.wait, c.vus, c.conns, c.loops, c.keyingThinking), func(t *testing.T) {
 			const iterations = 5
 			var overlap, noLoop atomic.Int64
 			var threads sync.Map
 			perVU := make([]atomic.Int64, c.vus)
 			p := plan(c.vus, 0, nil)
 			p.Loops, p.Connections, p.Iterations, p.KeyingThinking = c.loops, c.conns, iterations, c.keyingThinking
+			p.LoopWait = c.wait
 			if c.keyingThinking {
 				p.Mix = []workload.TxType{{Name: "a", Weight: 1, Keying: 2 * time.Millisecond, Think: 3 * time.Millisecond},
 					{Name: "b", Weight: 1, Keying: time.Millisecond, Think: time.Millisecond}}
@@ -88,6 +94,9 @@ func TestLoopsRunTheVUs(t *testing.T) {
 			res, err := Run(t.Context(), p, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if res.Loops != c.loops || res.LoopWait != c.wait.String() && res.LoopFallback == "" {
+				t.Errorf("ran on %d loops waiting on %s (%q), want %d on %s", res.Loops, res.LoopWait, res.LoopFallback, c.loops, c.wait)
 			}
 			if n := overlap.Load(); n > 0 {
 				t.Errorf("%d transactions ran on a session another VU was using", n)
@@ -115,10 +124,14 @@ func TestLoopsRunTheVUs(t *testing.T) {
 // A run on loops ends when its context is cancelled while every VU sleeps
 // on its loop (an hour's keying time), with its own session or a shared one.
 func TestLoopsEndOnCancel(t *testing.T) {
-	for _, conns := range []int{0, 1} {
-		t.Run(fmt.Sprintf("connections=%d", conns), func(t *testing.T) {
+	for _, c := range []struct {
+		conns int
+		wait  evloop.WaitKind
+	}{{0, evloop.WaitEpoll}, {1, evloop.WaitEpoll}, {0, evloop.WaitIOUring}, {1, evloop.WaitIOUring}} {
+		conns := c.conns
+		t.Run(fmt.Sprintf("%s/connections=%d", c.wait, conns), func(t *testing.T) {
 			p := plan(6, 0, nil)
-			p.Loops, p.Connections, p.KeyingThinking = 2, conns, true
+			p.Loops, p.Connections, p.KeyingThinking, p.LoopWait = 2, conns, true, c.wait
 			p.Duration = time.Hour
 			p.Mix = []workload.TxType{{Name: "a", Weight: 1, Keying: time.Hour}, {Name: "b", Weight: 1, Keying: time.Hour}}
 			ctx, cancel := context.WithCancel(t.Context())

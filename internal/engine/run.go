@@ -90,6 +90,10 @@ type Plan struct {
 	Seed  uint64
 	Mix   []workload.TxType
 
+	// LoopWait is how the loops wait (the loopwait URL option): epoll or
+	// io_uring, epoll where io_uring_setup is refused (Result.LoopWait).
+	LoopWait evloop.WaitKind
+
 	// Rate, when > 0, throttles the run to this many transactions per
 	// second in all (pgbench -R): each VU starts its transactions on a
 	// Poisson schedule of Rate/VUs, fixed from its start, and latency is
@@ -204,6 +208,13 @@ type Result struct {
 	After        map[string]int64
 	Stats        metrics.Set // measured interval only, per mix type
 	Errors       []ErrorCount
+
+	// Loops, LoopWait and LoopFallback: with Plan.Loops, the loops the
+	// VUs ran on, how they waited ("epoll", "io_uring") and, when
+	// io_uring was asked but refused, why.
+	Loops                  int
+	LoopWait, LoopFallback string
+
 	// Stopped lists the VUs (1-based) that stopped at an error (RaiseError).
 	Stopped []int
 	// Cost of the measured interval, with Plan.Cost: Process is the whole
@@ -571,7 +582,7 @@ func (x *execution) startVUs(loopCtx context.Context) error {
 func (x *execution) startLoops(loopCtx context.Context, wg *sync.WaitGroup) error {
 	loops := make([]*evloop.Loop, min(x.p.Loops, len(x.terms)))
 	for i := range loops {
-		l, err := evloop.New(x.p.PinThreads)
+		l, err := evloop.New(x.p.PinThreads, x.p.LoopWait)
 		if err != nil {
 			for _, l := range loops[:i] {
 				l.Close()
@@ -592,6 +603,7 @@ func (x *execution) startLoops(loopCtx context.Context, wg *sync.WaitGroup) erro
 		t.lp.Go(func() { t.loop(ctx, x.r) })
 	}
 	x.r.loops = loops
+	x.res.Loops, x.res.LoopWait, x.res.LoopFallback = len(loops), loops[0].WaitKind().String(), loops[0].Fallback()
 	for _, l := range loops {
 		wg.Add(1)
 		go func() {

@@ -57,11 +57,13 @@ type co struct {
 }
 
 // Loop is one thread's event loop: the coroutines it drives, the
-// descriptors they wait for (one epoll set, edge-triggered) and their
-// timers. Everything but Poke and the cancellation of a watched context
+// descriptors they wait for (one epoll set, edge-triggered, or one
+// io_uring: WaitKind) and their timers. Everything but Poke and the cancellation of a watched context
 // happens on the loop's own thread.
 type Loop struct {
 	epfd, evfd int
+	ring       *uring // the io_uring wait, nil: epoll's
+	fallback   string // why the loop waits on epoll when io_uring was asked
 	raw        bool
 	tid        atomic.Int32 // the loop's thread while Run runs, else 0
 	closed     atomic.Bool
@@ -90,28 +92,43 @@ type Loop struct {
 	onCancel                   func()
 }
 
-// New makes a loop. raw: its waits begin with raw system calls of at most
-// rawSlice (cheaper, but the thread keeps its processor meanwhile: only
-// right when GOMAXPROCS leaves a processor to the rest of the program).
-func New(raw bool) (*Loop, error) {
-	epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("event loop: epoll_create1: %w", err)
-	}
+// New makes a loop that waits as kind says: on io_uring when asked and
+// the kernel (and a container's seccomp filter) allow it, else on epoll
+// (Loop.WaitKind says which, Loop.Fallback why). raw: its waits begin with
+// raw system calls of at most rawSlice (cheaper, but the thread keeps its
+// processor meanwhile: only right when GOMAXPROCS leaves a processor to
+// the rest of the program).
+func New(raw bool, kind WaitKind) (*Loop, error) {
 	r, _, e := syscall.RawSyscall(syscall.SYS_EVENTFD2, 0, eventfdFlags, 0)
 	if e != 0 {
-		syscall.Close(epfd)
 		return nil, fmt.Errorf("event loop: eventfd: %w", e)
 	}
 	evfd := int(r)
-	ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(evfd)}
-	if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, evfd, &ev); err != nil {
-		syscall.Close(epfd)
-		syscall.Close(evfd)
-		return nil, fmt.Errorf("event loop: epoll_ctl: %w", err)
-	}
-	l := &Loop{epfd: epfd, evfd: evfd, raw: raw, epoch: time.Now(), pwait2: true,
+	l := &Loop{epfd: -1, evfd: evfd, raw: raw, epoch: time.Now(), pwait2: true,
 		watched: map[<-chan struct{}]func() bool{}}
+	if kind.resolve() == WaitIOUring {
+		ring, err := newUring()
+		if err == nil {
+			l.ring = ring
+			ring.poll(evfd, syscall.EPOLLIN, udWake)
+		} else {
+			l.fallback = err.Error()
+		}
+	}
+	if l.ring == nil {
+		epfd, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+		if err != nil {
+			syscall.Close(evfd)
+			return nil, fmt.Errorf("event loop: epoll_create1: %w", err)
+		}
+		ev := syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(evfd)}
+		if err := syscall.EpollCtl(epfd, syscall.EPOLL_CTL_ADD, evfd, &ev); err != nil {
+			syscall.Close(epfd)
+			syscall.Close(evfd)
+			return nil, fmt.Errorf("event loop: epoll_ctl: %w", err)
+		}
+		l.epfd = epfd
+	}
 	l.onCancel = func() {
 		l.cancelled.Store(true)
 		if l.sleeping.Load() {
@@ -130,9 +147,26 @@ func (l *Loop) Close() {
 		stop()
 	}
 	clear(l.watched)
-	syscall.Close(l.epfd)
+	if l.ring != nil {
+		l.ring.close()
+	} else {
+		syscall.Close(l.epfd)
+	}
 	syscall.Close(l.evfd)
 }
+
+// WaitKind is how the loop waits: WaitEpoll or WaitIOUring.
+func (l *Loop) WaitKind() WaitKind {
+	if l.ring != nil {
+		return WaitIOUring
+	}
+	return WaitEpoll
+}
+
+// Fallback is why the loop waits on epoll although io_uring was asked
+// (io_uring_setup refused: an old kernel, a seccomp filter,
+// kernel.io_uring_disabled); "" otherwise.
+func (l *Loop) Fallback() string { return l.fallback }
 
 // Go adds fn as a coroutine of the loop: before Run, from any goroutine
 // (Run must follow it), or from one of the loop's coroutines.
@@ -223,7 +257,7 @@ func (l *Loop) wait() {
 			timeout = int64(pollEvery)
 		}
 	}
-	n := l.epollWait(timeout)
+	n := l.waitEvents(timeout)
 	for i := range n {
 		fd := int(l.events[i].Fd)
 		if fd == l.evfd {
@@ -270,9 +304,9 @@ func (l *Loop) wake(c *co, w why) {
 	l.ready = append(l.ready, c)
 }
 
-// epollWait waits up to timeout nanoseconds (-1: without limit) for
-// events; it returns how many it got.
-func (l *Loop) epollWait(timeout int64) int {
+// waitEvents waits up to timeout nanoseconds (-1: without limit) for
+// events; it returns how many it got (in l.events, by descriptor).
+func (l *Loop) waitEvents(timeout int64) int {
 	if timeout != 0 {
 		l.sleeping.Store(true)
 		defer l.sleeping.Store(false)
@@ -285,14 +319,22 @@ func (l *Loop) epollWait(timeout int64) int {
 		if timeout >= 0 && timeout < slice {
 			slice = timeout
 		}
-		if n := l.epollCall(true, slice); n != 0 || timeout == slice {
+		if n := l.waitCall(true, slice); n != 0 || timeout == slice {
 			return n
 		}
 		if timeout > 0 {
 			timeout -= slice
 		}
 	}
-	return l.epollCall(timeout == 0, timeout)
+	return l.waitCall(timeout == 0, timeout)
+}
+
+// waitCall is one wait of the loop's kind, raw or ordinary.
+func (l *Loop) waitCall(raw bool, timeout int64) int {
+	if l.ring != nil {
+		return l.ringWait(raw, timeout)
+	}
+	return l.epollCall(raw, timeout)
 }
 
 // epollCall is one epoll_pwait2 (epoll_pwait, in milliseconds, where the
@@ -355,12 +397,24 @@ func (l *Loop) Poke() {
 	}
 }
 
-// FD is a non-blocking descriptor a loop waits for. The loop it is in the
-// epoll set of changes when a coroutine of another loop waits for it (a
-// connection shared through a pool); only one caller uses it at a time.
+// FD is a non-blocking descriptor a loop waits for. The loop it is
+// registered with (its epoll set or its ring) changes when a coroutine of
+// another loop waits for it (a connection shared through a pool); only one
+// caller uses it at a time.
 type FD struct {
 	Sysfd int
 	reg   *Loop
+	ud    uint64 // its poll's user data in reg's ring
+}
+
+// Forget takes f out of its loop before its descriptor is closed: an
+// io_uring poll holds the socket open (epoll lets go at the close by
+// itself). Called when no call is using f.
+func (f *FD) Forget() {
+	if l := f.reg; l != nil && l.ring != nil {
+		_ = l.ring.cancel(f.ud)
+	}
+	f.reg = nil
 }
 
 // Wait waits until f is readable or writable (or was shut down), or
@@ -405,13 +459,23 @@ func (l *Loop) Wait(f *FD, deadline time.Time) error {
 	return nil
 }
 
-// register moves f into l's epoll set: edge-triggered, both directions,
-// for good (closing the descriptor takes it out).
+// register moves f into l's epoll set (edge-triggered, both directions,
+// for good: closing the descriptor takes it out) or ring (a multishot
+// poll of the same events, until Forget).
 func (l *Loop) register(f *FD) error {
 	if old := f.reg; old != nil && !old.closed.Load() {
-		_ = syscall.EpollCtl(old.epfd, syscall.EPOLL_CTL_DEL, f.Sysfd, nil)
+		if old.ring != nil {
+			_ = old.ring.cancel(f.ud)
+		} else {
+			_ = syscall.EpollCtl(old.epfd, syscall.EPOLL_CTL_DEL, f.Sysfd, nil)
+		}
 	}
 	f.reg = nil
+	if l.ring != nil {
+		f.ud = l.ring.register(f.Sysfd)
+		f.reg = l
+		return nil
+	}
 	ev := syscall.EpollEvent{Events: epollRegistration, Fd: int32(f.Sysfd)}
 	err := syscall.EpollCtl(l.epfd, syscall.EPOLL_CTL_ADD, f.Sysfd, &ev)
 	if err == syscall.EEXIST {

@@ -125,16 +125,22 @@ func TestServerRestart(t *testing.T) {
 // io=loop (the virtual users as coroutines of event loops, whose waits a
 // cancellation must still end). io is the URL's query, "" or "?io=loop".
 func forEachIO(t *testing.T, fn func(t *testing.T, tg target, io string)) {
+	forEachIOOf(t, []string{"", "?io=loop"}, fn)
+}
+
+// forEachIOOf is forEachIO over the given ways of waiting.
+func forEachIOOf(t *testing.T, ios []string, fn func(t *testing.T, tg target, io string)) {
+	names := map[string]string{"": "threads", "?io=loop": "loop", loopIOUring: "loop-io_uring"}
 	forEach(t, func(t *testing.T, tg target) {
-		for _, io := range []string{"", "?io=loop"} {
-			name := "threads"
-			if io != "" {
-				name = "loop"
-			}
-			t.Run(name, func(t *testing.T) { fn(t, tg, io) })
+		for _, io := range ios {
+			t.Run(names[io], func(t *testing.T) { fn(t, tg, io) })
 		}
 	})
 }
+
+// loopIOUring is io=loop on the io_uring wait, which a lost connection
+// must leave (its socket is closed and its poll cancelled) like epoll's.
+const loopIOUring = "?io=loop&loopwait=io_uring"
 
 // down is how long TestServerRestart keeps the server down.
 const down = 2500 * time.Millisecond
@@ -147,9 +153,10 @@ func fmtNOPM(v *float64) string {
 }
 
 // A connection killed by the server: only that virtual user notices; it
-// reconnects once, and the run counts one lost connection and nothing else.
+// reconnects once, and the run counts one lost connection and nothing else
+// (on threads, and on loops of either wait).
 func TestKilledConnection(t *testing.T) {
-	forEachIO(t, func(t *testing.T, tg target, io string) {
+	forEachIOOf(t, []string{"", "?io=loop", loopIOUring}, func(t *testing.T, tg target, io string) {
 		u := tg.fresh(t, "killone")
 		dbName := u[strings.LastIndexByte(u, '/')+1:]
 		u += io

@@ -3,6 +3,8 @@ package runner
 import (
 	"runtime"
 	"testing"
+
+	"github.com/sledge-bench/sledge/internal/evloop"
 )
 
 // LoopThreads: how many event loops a run gets (io=loop only), and
@@ -46,5 +48,24 @@ func TestLoopThreads(t *testing.T) {
 				t.Errorf("GOMAXPROCS %d after undo, want %d", got, before)
 			}
 		})
+	}
+}
+
+// LoopWait: the loops' wait the URL asks for (loopwait=), the default
+// when it does not say.
+func TestLoopWait(t *testing.T) {
+	cases := []struct {
+		url  string
+		want evloop.WaitKind
+	}{
+		{"postgres://u@127.0.0.1/db?io=loop", evloop.WaitDefault},
+		{"postgres://u@127.0.0.1/db?io=loop&loopwait=epoll", evloop.WaitEpoll},
+		{"mysql://u@127.0.0.1/db?loopwait=io_uring&io=loop", evloop.WaitIOUring},
+		{"postgres://u@127.0.0.1/db?io=loop&loopwait=kqueue", evloop.WaitDefault}, // the database refuses it
+	}
+	for _, c := range cases {
+		if got := LoopWait(c.url); got != c.want {
+			t.Errorf("%s: %v, want %v", c.url, got, c.want)
+		}
 	}
 }

@@ -506,7 +506,7 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 	}
 	undoThreads, loops, raw := LoopThreads(conns, jobs, url, env.Getenv)
 	if loops > 0 {
-		plan.Loops, plan.PinThreads = loops, raw
+		plan.Loops, plan.PinThreads, plan.LoopWait = loops, raw, LoopWait(url)
 	} else {
 		undoThreads, raw = ClientThreads(conns, url, env.Getenv)
 		// Pinned only when each VU has its connection: thousands of mostly
@@ -515,6 +515,9 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 	}
 	res, workers, runErr := runPlan(ctx, env, o, rs.role, w, url, plan, live, op.sc)
 	undoThreads()
+	if res != nil && res.LoopFallback != "" {
+		fmt.Fprintf(env.Stderr, "sledge: loopwait=io_uring refused (%s): the event loops waited on epoll\n", res.LoopFallback)
+	}
 	op.closeLog()
 	if op.logErr != nil && runErr == nil {
 		runErr = op.logErr

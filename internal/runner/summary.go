@@ -121,6 +121,13 @@ type RunSummary struct {
 	// Connections is how many connections served the VUs: --connections,
 	// or vus when each had its own (ConnWait nil).
 	Connections int `json:"connections"`
+	// Loops is how many event loops the VUs ran on (io=loop), LoopWait
+	// how they waited ("epoll", "io_uring"), LoopWaitNote why io_uring
+	// was not used when it was asked; all absent off loops.
+	Loops        int    `json:"loops,omitempty"`
+	LoopWait     string `json:"loop_wait,omitempty"`
+	LoopWaitNote string `json:"loop_wait_note,omitempty"`
+
 	// ConnWait is the VUs' wait for a free connection before each
 	// transaction of the measured interval, with --connections only.
 	ConnWait    *ConnWaitJSON `json:"connection_wait,omitempty"`
@@ -311,6 +318,10 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 	}
 	if sum.StuckVUs == nil {
 		sum.StuckVUs = []int{}
+	}
+	sum.Loops, sum.LoopWait = res.Loops, res.LoopWait
+	if res.LoopFallback != "" {
+		sum.LoopWaitNote = "io_uring refused (" + res.LoopFallback + "): the loops waited on epoll"
 	}
 	sum.Connections = o.VUs
 	if o.Connections > 0 {

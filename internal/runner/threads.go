@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/evloop"
 )
 
 // maxRawConns is the most connections for which a run gives each its own
@@ -86,6 +87,20 @@ func LoopThreads(conns, jobs int, dbURL string, getenv func(string) string) (und
 	}
 	undo, raw = ClientThreads(loops, "", getenv)
 	return undo, loops, raw
+}
+
+// LoopWait is how the URL's io=loop asks its event loops to wait (the
+// loopwait option): evloop.WaitDefault when it does not say.
+func LoopWait(dbURL string) evloop.WaitKind {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return evloop.WaitDefault
+	}
+	k, err := db.LoopWaitOption(u.Query(), "")
+	if err != nil {
+		return evloop.WaitDefault // the database refuses the URL with the reason
+	}
+	return k
 }
 
 // loopIO reports whether the URL asks for io=loop.

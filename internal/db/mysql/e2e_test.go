@@ -364,15 +364,19 @@ func TestModesSameContents(t *testing.T) {
 		name  string
 		mode  workload.Mode
 		extra []string
-		loop  bool // io=loop: the VU a coroutine of an event loop
+		loop  bool   // io=loop: the VU a coroutine of an event loop
+		wait  string // the loops' wait (loopwait=), "": the default
 	}
 	var variants []variant
 	for _, m := range append(modes, workload.ModePipeline) {
-		variants = append(variants, variant{m.String(), m, nil, false},
-			variant{m.String() + "_pooled", m, []string{"--connections", "1"}, false},
-			variant{m.String() + "_loop", m, nil, true},
-			variant{m.String() + "_pooled_loop", m, []string{"--connections", "1"}, true})
+		variants = append(variants, variant{m.String(), m, nil, false, ""},
+			variant{m.String() + "_pooled", m, []string{"--connections", "1"}, false, ""},
+			variant{m.String() + "_loop", m, nil, true, ""},
+			variant{m.String() + "_pooled_loop", m, []string{"--connections", "1"}, true, ""})
 	}
+	// The io_uring wait in one representative mode (the suite's time is
+	// tight; the loop's tests cover both waits).
+	variants = append(variants, variant{"procedure_loop_io_uring", workload.ModeProcedure, nil, true, "io_uring"})
 	// One build, copied for each variant (cloneDB): a build per variant
 	// was most of the package's time.
 	var (
@@ -402,15 +406,23 @@ func TestModesSameContents(t *testing.T) {
 				name := "sledge_same_" + v.name
 				u := cloneDB(t, s, template(t), name)
 				if v.loop {
+					q := "io=loop"
+					if v.wait != "" {
+						q += "&loopwait=" + v.wait
+					}
 					if strings.Contains(u, "?") {
-						u += "&io=loop"
+						u += "&" + q
 					} else {
-						u += "?io=loop"
+						u += "?" + q
 					}
 				}
-				if _, stderr, code := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
-					"--iterations", "300", "--seed", "77", "--json"}, v.extra...)...); code != 0 {
+				stdout, stderr, code := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
+					"--iterations", "300", "--seed", "77", "--json"}, v.extra...)...)
+				if code != 0 {
 					t.Fatalf("run %s: exit %d: %s", v.name, code, stderr)
+				}
+				if v.wait != "" && !strings.Contains(stdout, `"loop_wait": "`+v.wait+`"`) {
+					t.Errorf("run %s: not on a %s wait: %.300s", v.name, v.wait, stdout)
 				}
 				h := tableHashes(t, s, name)
 				mu.Lock()

@@ -160,6 +160,9 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		}
 		variants = append(variants, variant{v.name + "-loop", q, v.mode, v.extra})
 	}
+	// The io_uring wait in one representative mode (the suite's time is
+	// tight; the loop's tests cover both waits).
+	variants = append(variants, variant{"procedure-loop-io_uring", "?io=loop&loopwait=io_uring", workload.ModeProcedure, nil})
 	hashes := map[string]map[string]string{}
 	var mu sync.Mutex
 	// Each run on a database of its own, side by side: one VU waits on
@@ -170,10 +173,13 @@ func TestSameContentsInEveryMode(t *testing.T) {
 				t.Parallel()
 				name := freshDB(t)
 				u := tcpURL(s, name) + v.query
-				code, _, stderr := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
+				code, stdout, stderr := sledge(t, append([]string{"run", "--db", u, "--mode", v.mode.String(), "--vus", "1",
 					"--iterations", "300", "--seed", "7", "--json"}, v.extra...)...)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", v.name, code, stderr)
+				}
+				if w, ok := strings.CutPrefix(v.query, "?io=loop&loopwait="); ok && !strings.Contains(stdout, `"loop_wait": "`+w+`"`) {
+					t.Errorf("%s: not on a %s wait: %.300s", v.name, w, stdout)
 				}
 				h := tableHashes(t, name)
 				mu.Lock()
