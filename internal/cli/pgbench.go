@@ -539,9 +539,10 @@ Benchmarking options:
   -C, --connect            a new connection for every transaction
   -D, --define=VARNAME=VALUE
                            define variable for use by custom script
-  -j, --jobs=NUM           with io=loop in --db's URL: threads, each driving its
-                           share of the clients (&loopwait=epoll|io_uring: how
-                           they wait); else accepted and reported
+  -j, --jobs=NUM           on event loops (io=loop in --db's URL, or no io= and
+                           at least 16 clients per core): threads, each driving
+                           its share of the clients (&loopwait=epoll|io_uring:
+                           how they wait); else accepted and reported
   -l, --log                write transaction times to log file
   -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
   -M, --protocol=simple|extended|prepared

@@ -161,6 +161,22 @@ func PasswordEnv(scheme string) string {
 	return ""
 }
 
+// IOWaiter is a Driver whose sessions take the io= URL option (IOOption):
+// a run may then choose how they wait when the URL leaves it open.
+type IOWaiter interface {
+	TakesIO() bool
+}
+
+// TakesIO reports whether the driver of scheme takes the io= option.
+func TakesIO(scheme string) bool {
+	if d, ok := lookup(scheme); ok {
+		if w, ok := d.(IOWaiter); ok {
+			return w.TakesIO()
+		}
+	}
+	return false
+}
+
 var (
 	mu      sync.RWMutex
 	drivers = map[string]Driver{}

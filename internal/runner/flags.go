@@ -50,7 +50,7 @@ func RunFlags(fs *pflag.FlagSet, o *RunOptions) {
 	fs.StringVar(&o.LogPrefix, "log-prefix", txlog.DefaultPrefix, "with -l: the log file's name before .PID, a path or a name in the current directory (pgbench --log-prefix)")
 	fs.IntVar(&o.AggregateInterval, "aggregate-interval", 0, "with -l: one line of sums per this many seconds instead of one per transaction (pgbench --aggregate-interval)")
 	fs.Float64Var(&o.SamplingRate, "sampling-rate", 0, "with -l: log only this fraction of the transactions, drawn at random, such as 0.01 (pgbench --sampling-rate)")
-	fs.IntVarP(&o.Threads, "jobs", "j", 1, "with io=loop in the URL: the event loops (threads) the virtual users share (loopwait=epoll|io_uring in the URL: how they wait); else accepted for pgbench command lines and ignored")
+	fs.IntVarP(&o.Threads, "jobs", "j", 1, "on event loops (io=loop in the URL, or no io= and at least 16 connections per core): the event loops (threads) the virtual users share (loopwait=epoll|io_uring in the URL: how they wait); else accepted for pgbench command lines and ignored")
 	fs.BoolVarP(&o.NoVacuum, "no-vacuum", "n", false, "accepted for pgbench command lines and ignored: sledge never vacuums or truncates before a run")
 	_ = fs.MarkHidden("jobs")
 	_ = fs.MarkHidden("no-vacuum")

@@ -69,3 +69,33 @@ func TestLoopWait(t *testing.T) {
 		}
 	}
 }
+
+// AutoIO puts a run on event loops when the URL leaves io= open and each
+// virtual user's own connections reach autoLoopPerCore per core; never
+// for shared connections, a URL that says io=, or a database without it.
+func TestAutoIO(t *testing.T) {
+	many := autoLoopPerCore * runtime.NumCPU()
+	cases := []struct {
+		name   string
+		url    string
+		conns  int
+		pooled bool
+		want   string
+	}{
+		{"few connections", "postgres://u@127.0.0.1/db", many - 1, false, "postgres://u@127.0.0.1/db"},
+		{"many connections", "postgres://u@127.0.0.1/db", many, false, "postgres://u@127.0.0.1/db?io=loop"},
+		{"other options kept as written", "mysql://u@127.0.0.1/db?tls=false&isolation=repeatable%20read", many, false,
+			"mysql://u@127.0.0.1/db?tls=false&isolation=repeatable%20read&io=loop"},
+		{"shared connections", "postgres://u@127.0.0.1/db", many, true, "postgres://u@127.0.0.1/db"},
+		{"io said", "postgres://u@127.0.0.1/db?io=blocking", many, false, "postgres://u@127.0.0.1/db?io=blocking"},
+		{"embedded database", "sqlite:///tmp/x.db", many, false, "sqlite:///tmp/x.db"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, chosen := AutoIO(tc.url, tc.conns, tc.pooled)
+			if got != tc.want || chosen != (got != tc.url) {
+				t.Errorf("AutoIO(%q, %d, %v) = %q, %v; want %q", tc.url, tc.conns, tc.pooled, got, chosen, tc.want)
+			}
+		})
+	}
+}

@@ -98,6 +98,13 @@ func run(ctx context.Context, env RunEnv, o *RunOptions, w workload.Workload, ur
 	if env.DryRun {
 		return nil
 	}
+	if rs.role == roleAlone || rs.role == roleWorker { // a coordinator's workers choose for their own shares
+		conns := rs.plan.VUs
+		if rs.plan.Connections > 0 {
+			conns = rs.plan.Connections
+		}
+		url, _ = AutoIO(url, conns, rs.plan.Connections > 0)
+	}
 	op := &opened{}
 	defer op.close(ctx)
 	if err := op.open(ctx, env, rs, url); err != nil {

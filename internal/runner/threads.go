@@ -103,6 +103,42 @@ func LoopWait(dbURL string) evloop.WaitKind {
 	return k
 }
 
+// autoLoopPerCore is the number of connections per core from which a run
+// whose URL leaves io= open waits on event loops (io=loop) instead of a
+// thread per connection, when each virtual user has its own connection.
+// Measured (docs/benchmarks.md, "Issue 26: io_uring as the loop's wait",
+// and "Issue 26: the default way of waiting"): with two connections per
+// loop the loop cost 0.97-1.20x the threads' CPU per transaction; with
+// 16 and 32 per loop 0.58-0.85x, with a quarter to a half of the context
+// switches (one wait finds several sockets ready, as pgbench's threads
+// do). Virtual users sharing connections (--connections) keep threads:
+// thousands of terminals as coroutines of a few loops were not measured.
+const autoLoopPerCore = 16
+
+// AutoIO returns dbURL with io=loop added when the run should wait on
+// event loops although the URL does not say (autoLoopPerCore): conns
+// connections, one per virtual user unless pooled, on a database whose
+// sessions take io= and a URL without io=. chosen reports whether it
+// added it.
+func AutoIO(dbURL string, conns int, pooled bool) (out string, chosen bool) {
+	if pooled || conns < autoLoopPerCore*runtime.NumCPU() {
+		return dbURL, false
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil || !db.TakesIO(u.Scheme) {
+		return dbURL, false
+	}
+	if _, ok := u.Query()["io"]; ok {
+		return dbURL, false
+	}
+	// Appended, not re-encoded: the other options stay as written.
+	if u.RawQuery != "" {
+		u.RawQuery += "&"
+	}
+	u.RawQuery += "io=loop"
+	return u.String(), true
+}
+
 // loopIO reports whether the URL asks for io=loop.
 func loopIO(dbURL string) bool {
 	u, err := url.Parse(dbURL)

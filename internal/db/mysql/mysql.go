@@ -117,6 +117,9 @@ type driver struct{}
 // from MYSQL_PWD (parseURL).
 func (driver) PasswordEnv() string { return "MYSQL_PWD" }
 
+// TakesIO: sessions wait as the io= option says (db.IOOption).
+func (driver) TakesIO() bool { return true }
+
 // Open parses the URL; the first call that needs the server connects (so a
 // build can create the database first, with EnsureDatabase).
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {

@@ -84,6 +84,9 @@ type driver struct{}
 // PasswordEnv: pgx reads PGPASSWORD when the URL has no password, as libpq does.
 func (driver) PasswordEnv() string { return "PGPASSWORD" }
 
+// TakesIO: sessions wait as the io= option says (db.IOOption).
+func (driver) TakesIO() bool { return true }
+
 // Open parses the URL; it does not connect, so build can create a missing
 // database first (EnsureDatabase).
 func (driver) Open(ctx context.Context, u *url.URL) (db.DB, error) {
