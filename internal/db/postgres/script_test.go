@@ -519,7 +519,7 @@ func TestScriptConnectError(t *testing.T) {
 
 // BenchmarkRunSQLPrepared is the hot path of a pgbench TPC-B script in
 // prepared mode: one UPDATE with two integer values, with each way of
-// waiting for the socket (URL option io).
+// waiting for the socket (URL option io), and on pgconn (api=pgconn).
 func BenchmarkRunSQLPrepared(b *testing.B) {
 	d, u := scriptDB(b)
 	// Cancellable, as the engine's is: pgconn would watch it at every call.
@@ -535,9 +535,10 @@ func BenchmarkRunSQLPrepared(b *testing.B) {
 	for i := range 1000 {
 		deltas[i], aids[i] = int64(i*7%5000-2500), int64(i+1)
 	}
-	for _, io := range []string{"blocking", "poller"} {
-		b.Run("io="+io, func(b *testing.B) {
-			od, err := db.Open(ctx, u+"?io="+io)
+	// On sledge's wire (the default) with each wait, and on pgconn.
+	for _, opts := range []string{"io=blocking", "io=poller", "io=blocking&api=pgconn"} {
+		b.Run(opts, func(b *testing.B) {
+			od, err := db.Open(ctx, u+"?"+opts)
 			if err != nil {
 				b.Fatal(err)
 			}

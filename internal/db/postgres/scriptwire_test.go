@@ -336,3 +336,31 @@ func TestScriptWireNoAllocs(t *testing.T) {
 		t.Errorf("kept v = %v, want -260", v)
 	}
 }
+
+// The engine's calls beside RunSQL work on the wire as on pgconn: Publish
+// (pg_stat_force_next_flush at the interval's edges) and ServerSession
+// (the backend's PID, from the startup).
+func TestScriptWirePublishAndSession(t *testing.T) {
+	_, u := scriptDB(t)
+	ds := scriptAPIs(t, u)
+	ctx := context.Background()
+	for _, api := range apis {
+		for _, p := range protocols {
+			t.Run(api+"/"+p.String(), func(t *testing.T) {
+				c := connectScript(t, ctx, ds[api], p)
+				n, ok, err := c.(workload.Publisher).Publish(ctx)
+				if err != nil || !ok || n != 1 {
+					t.Fatalf("Publish: %d %v %v, want 1 true nil (PostgreSQL 15 or later)", n, ok, err)
+				}
+				pid, err := c.(db.ServerSessioner).ServerSession(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := mustRun(t, c, &workload.SQLQuery{ID: 1, Text: "SELECT pg_backend_pid() AS pid"})
+				if len(got) != 1 || got[0].Last[0] != fmt.Sprint(pid) {
+					t.Errorf("ServerSession %d, pg_backend_pid() %v", pid, got)
+				}
+			})
+		}
+	}
+}
