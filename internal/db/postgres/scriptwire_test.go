@@ -7,6 +7,8 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
@@ -361,6 +363,43 @@ func TestScriptWirePublishAndSession(t *testing.T) {
 					t.Errorf("ServerSession %d, pg_backend_pid() %v", pid, got)
 				}
 			})
+		}
+	}
+}
+
+// `sledge pgbench` with the builtin tpcb-like script runs in each
+// protocol on the wire (also on event loops, io=loop) and on pgconn: every
+// transaction lands (a history row each) and the balances add up.
+func TestScriptWirePgbenchRuns(t *testing.T) {
+	s := server(t)
+	name := emptyDB(t, "wpgbench")
+	u := tcpURL(s, name)
+	if code, _, stderr := sledge(t, "pgbench", "--db", u, "-i", "-s", "1"); code != 0 {
+		t.Fatalf("pgbench -i: exit %d: %s", code, stderr)
+	}
+	ctx := context.Background()
+	pc, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close(ctx)
+	var history int64
+	for _, q := range []string{"", "?io=loop", "?api=pgconn"} {
+		for _, p := range protocols {
+			code, stdout, stderr := sledge(t, "pgbench", "--db", u+q, "-M", p.String(), "-c", "2", "-t", "20")
+			if code != 0 {
+				t.Fatalf("%s -M %s: exit %d: %s%s", q, p, code, stdout, stderr)
+			}
+			history += 40
+			var n int64
+			var balanced bool
+			if err := pc.QueryRow(ctx, `SELECT (SELECT count(*) FROM pgbench_history),
+				(SELECT sum(abalance) FROM pgbench_accounts) = (SELECT sum(delta) FROM pgbench_history)`).Scan(&n, &balanced); err != nil {
+				t.Fatal(err)
+			}
+			if n != history || !balanced {
+				t.Errorf("%s -M %s: %d history rows (want %d), balances add up: %v", q, p, n, history, balanced)
+			}
 		}
 	}
 }
