@@ -174,7 +174,7 @@ func (c *scriptConn) InTransaction() bool {
 // A COPY fails the command, as it aborts a pgbench client.
 func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
 	if c.pw != nil {
-		err, copied := c.wireRun(ctx, q, keep)
+		copied, err := c.wireRun(ctx, q, keep)
 		if copied {
 			return c.copyErr(q.Text)
 		}

@@ -25,17 +25,17 @@ import (
 
 // wireRun is RunSQL on the wire. copied reports a COPY the server
 // started, which the caller turns into pgbench's refusal.
-func (c *scriptConn) wireRun(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) (err error, copied bool) {
+func (c *scriptConn) wireRun(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) (copied bool, err error) {
 	p := c.pw
 	if err := ctx.Err(); err != nil {
 		// A run already cancelled says so, even on a broken connection.
-		return c.wireFail(q.Text, err), false
+		return false, c.wireFail(q.Text, err)
 	}
 	if c.Proto == workload.ProtoSimple && len(q.Args) > 0 {
-		return fmt.Errorf("postgres: simple protocol command with %d bound values (they belong in the text)", len(q.Args)), false
+		return false, fmt.Errorf("postgres: simple protocol command with %d bound values (they belong in the text)", len(q.Args))
 	}
 	if err := p.begin(ctx); err != nil {
-		return c.wireFail(q.Text, err), false
+		return false, c.wireFail(q.Text, err)
 	}
 	var ws *wireStmt
 	switch c.Proto {
@@ -54,7 +54,7 @@ func (c *scriptConn) wireRun(ctx context.Context, q *workload.SQLQuery, keep wor
 		if err := c.wireBind("", q.Args); err != nil {
 			p.done = true // nothing sent
 			_ = p.end()
-			return err, false
+			return false, err
 		}
 		at = p.msg('D')
 		p.wb = append(p.wb, 'P', 0) // the unnamed portal's columns
@@ -67,7 +67,7 @@ func (c *scriptConn) wireRun(ctx context.Context, q *workload.SQLQuery, keep wor
 			// Parse, Describe, Sync, in this call's begin.
 			var err error
 			if ws, err = p.prepare(name, q.Text); err != nil {
-				return c.wireFail(q.Text, p.end()), false
+				return false, c.wireFail(q.Text, p.end())
 			}
 			p.done = false // prepare read its own ReadyForQuery; now the call's
 			c.stmts[q.ID] = &scriptStmt{name: name}
@@ -76,7 +76,7 @@ func (c *scriptConn) wireRun(ctx context.Context, q *workload.SQLQuery, keep wor
 		if err := c.wireBind(name, q.Args); err != nil {
 			p.done = true
 			_ = p.end()
-			return err, false
+			return false, err
 		}
 		c.wireExecute()
 	}
@@ -84,9 +84,9 @@ func (c *scriptConn) wireRun(ctx context.Context, q *workload.SQLQuery, keep wor
 		copied = c.wireResults(q, ws, keep)
 	}
 	if err := p.end(); err != nil {
-		return c.wireFail(q.Text, err), copied
+		return copied, c.wireFail(q.Text, err)
 	}
-	return nil, copied
+	return copied, nil
 }
 
 // wireStmt is the name of q's prepared statement, P_<ID> as pgbench
