@@ -70,7 +70,12 @@ func (c *conn) Broken() bool {
 }
 
 // Broken reports whether the script session's connection is closed.
-func (c *scriptConn) Broken() bool { return c.pc.IsClosed() }
+func (c *scriptConn) Broken() bool {
+	if c.pw != nil {
+		return c.pw.broken
+	}
+	return c.pc.IsClosed()
+}
 
 var (
 	_ workload.Breakable = (*conn)(nil)

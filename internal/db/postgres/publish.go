@@ -44,7 +44,13 @@ func (c *scriptConn) Publish(ctx context.Context) (int64, bool, error) {
 	if serverMajor(c.pc) < publishVersion {
 		return 0, false, nil
 	}
-	if err := c.pc.Exec(ctx, publishSQL).Close(); err != nil {
+	var err error
+	if c.pw != nil { // on sledge's wire (scriptwire.go)
+		err = c.pw.simpleExec(ctx, publishSQL)
+	} else {
+		err = c.pc.Exec(ctx, publishSQL).Close()
+	}
+	if err != nil {
 		return 0, false, fmt.Errorf("postgres: publish statistics: %w", classify(err))
 	}
 	return 1, true, nil

@@ -19,10 +19,11 @@ import (
 )
 
 // Script sessions run SQL the user wrote (pgbench scripts) the way pgbench
-// sends it with -M simple|extended|prepared, straight on pgconn (pgx's
-// protocol layer): no pgx type map, no statement cache, parameters and
-// results in text, rows streamed and never kept unless \gset/\aset asks.
-// docs/scripts-databases.md is the user's guide.
+// sends it with -M simple|extended|prepared: on sledge's own protocol
+// (scriptwire.go, the default) or, with api=pgconn or api=pgx, straight on
+// pgconn (pgx's protocol layer, this file); no pgx type map, no statement
+// cache, parameters and results in text, rows streamed and never kept
+// unless \gset/\aset asks. docs/scripts-databases.md is the user's guide.
 
 var (
 	_ db.ScriptDB         = (*DB)(nil)
@@ -64,27 +65,53 @@ func (d *DB) ConnectScript(ctx context.Context, p workload.Protocol) (workload.S
 	if err != nil {
 		return nil, err
 	}
-	return &scriptConn{
+	sc := &scriptConn{
 		ScriptOnly: db.ScriptOnly{DB: "postgres", Proto: p},
-		c:          c,
 		guard:      g,
 		pc:         c.PgConn(),
 		wire:       metrics.WireFrom(ctx),
 		stmts:      map[int]*scriptStmt{},
 		buf:        make([]byte, 0, 256),
-	}, nil
+	}
+	if d.wire {
+		if err := sc.takeOver(ctx); err != nil {
+			_ = c.Close(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return sc, nil
+}
+
+// takeOver hands the new session's connection from pgconn to pgwire
+// (scriptwire.go), as conn.takeOver does for the tpcb and tpcc hot path.
+func (c *scriptConn) takeOver(ctx context.Context) error {
+	if err := c.pc.SyncConn(ctx); err != nil {
+		return fmt.Errorf("postgres: take over the connection: %w", classify(err))
+	}
+	hc, err := c.pc.Hijack()
+	if err != nil {
+		return fmt.Errorf("postgres: take over the connection: %w", err)
+	}
+	c.pw, c.hc = newPgwire(c.pc, hc, false), hc
+	return nil
 }
 
 // scriptConn is one script session. Not safe for concurrent use.
 type scriptConn struct {
-	db.ScriptOnly           // Mode, and the named-statement methods refused
-	c             *pgx.Conn // owns pc; only used to close it
-	pc            *pgconn.PgConn
+	db.ScriptOnly                     // Mode, and the named-statement methods refused
+	pc            *pgconn.PgConn      // the session's protocol unless pw is set
 	wire          *metrics.WireCounts // the dial counted into it; nil: not counted
-	guard         *copyGuard          // refuses COPY as pgbench does (copyguard.go)
+	guard         *copyGuard          // refuses COPY as pgbench does on pgconn (copyguard.go)
+
+	// pw speaks the protocol on the connection pgconn opened and handed
+	// over (scriptwire.go); nil with api=pgconn or api=pgx, and after a
+	// pipeline handed it back to pgconn (hc, from Hijack, is for that).
+	pw *pgwire
+	hc *pgconn.HijackedConn
 
 	// stmts are the statements prepared on this connection (ProtoPrepared),
-	// by SQLQuery.ID, named P_<ID> as pgbench names them.
+	// by SQLQuery.ID, named P_<ID> as pgbench names them; sd is nil for
+	// those prepared on the wire.
 	stmts map[int]*scriptStmt
 
 	// Text parameters of the command being sent: params[i] is a slice of
@@ -137,12 +164,22 @@ func (c *scriptConn) Placeholder(n int) string { return "$" + strconv.Itoa(n) }
 // ReadyForQuery: in a block ('T') or in a failed one ('E').
 func (c *scriptConn) InTransaction() bool {
 	s := c.pc.TxStatus()
+	if c.pw != nil {
+		s = c.pw.tx
+	}
 	return s == 'T' || s == 'E'
 }
 
 // RunSQL sends q by the session's protocol and reads all of its results.
 // A COPY fails the command, as it aborts a pgbench client.
 func (c *scriptConn) RunSQL(ctx context.Context, q *workload.SQLQuery, keep workload.ResultFunc) error {
+	if c.pw != nil {
+		copied, err := c.wireRun(ctx, q, keep)
+		if copied {
+			return c.copyErr(q.Text)
+		}
+		return err
+	}
 	err := c.runSQL(ctx, q, keep)
 	if c.guard.take() {
 		return c.copyErr(q.Text)
@@ -348,8 +385,14 @@ func (c *scriptConn) Rollback(ctx context.Context) error {
 	if c.pipe != nil {
 		_ = c.EndPipeline(ctx) // its error is the script's, already reported
 	}
-	if c.pc.IsClosed() || !c.InTransaction() {
+	if c.Broken() || !c.InTransaction() {
 		return nil // the server rolls back a connection that went away
+	}
+	if c.pw != nil {
+		if err := c.pw.simpleExec(ctx, "ROLLBACK"); err != nil {
+			return c.wireFail("ROLLBACK", err)
+		}
+		return nil
 	}
 	if err := c.pc.Exec(ctx, "ROLLBACK").Close(); err != nil {
 		return c.fail("ROLLBACK", err)
@@ -360,9 +403,13 @@ func (c *scriptConn) Rollback(ctx context.Context) error {
 // Close closes the connection (the server ends an open transaction).
 func (c *scriptConn) Close(ctx context.Context) error {
 	c.w.Close()
+	if c.pw != nil {
+		c.pw.close()
+		return nil
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	return c.c.Close(ctx)
+	return c.pc.Close(ctx)
 }
 
 // StartPipeline enters pipeline mode: until EndPipeline, RunSQL only
@@ -373,6 +420,11 @@ func (c *scriptConn) StartPipeline(ctx context.Context) error {
 	}
 	if c.pipe != nil {
 		return errors.New("postgres: \\startpipeline inside a pipeline")
+	}
+	if c.pw != nil {
+		if err := c.handBack(); err != nil {
+			return c.wireFail("\\startpipeline", err)
+		}
 	}
 	if err := c.w.Begin(ctx, c.pc.Conn()); err != nil {
 		return c.fail("\\startpipeline", err)

@@ -519,7 +519,7 @@ func TestScriptConnectError(t *testing.T) {
 
 // BenchmarkRunSQLPrepared is the hot path of a pgbench TPC-B script in
 // prepared mode: one UPDATE with two integer values, with each way of
-// waiting for the socket (URL option io).
+// waiting for the socket (URL option io), and on pgconn (api=pgconn).
 func BenchmarkRunSQLPrepared(b *testing.B) {
 	d, u := scriptDB(b)
 	// Cancellable, as the engine's is: pgconn would watch it at every call.
@@ -535,9 +535,10 @@ func BenchmarkRunSQLPrepared(b *testing.B) {
 	for i := range 1000 {
 		deltas[i], aids[i] = int64(i*7%5000-2500), int64(i+1)
 	}
-	for _, io := range []string{"blocking", "poller"} {
-		b.Run("io="+io, func(b *testing.B) {
-			od, err := db.Open(ctx, u+"?io="+io)
+	// On sledge's wire (the default) with each wait, and on pgconn.
+	for _, opts := range []string{"io=blocking", "io=poller", "io=blocking&api=pgconn"} {
+		b.Run(opts, func(b *testing.B) {
+			od, err := db.Open(ctx, u+"?"+opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -546,6 +547,7 @@ func BenchmarkRunSQLPrepared(b *testing.B) {
 			q := &workload.SQLQuery{ID: 3, Text: "UPDATE pgbench_accounts SET abalance = abalance + $1 WHERE aid = $2", Args: []any{int64(0), int64(0)}}
 			b.ReportAllocs()
 			i := 0
+			before := cpuTime()
 			for b.Loop() {
 				i++
 				q.Args[0], q.Args[1] = deltas[i*13%1000], aids[i%1000]
@@ -553,6 +555,9 @@ func BenchmarkRunSQLPrepared(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			// The client's CPU per command: wall time is mostly the
+			// server's.
+			b.ReportMetric(float64(cpuTime()-before)/float64(b.N), "cpu-ns/op")
 		})
 	}
 }
