@@ -87,7 +87,7 @@ unit-race:
 	$(GO) test -count=1 -race -timeout 10m ./internal/evloop/ ./internal/workload/
 	$(GO) test -count=1 -race -timeout 10m -run 'TestLoopConn|TestBlockingConn|TestCountConn' ./internal/db/ ./internal/metrics/
 	$(GO) test -count=1 -race -timeout 10m -run 'TestLoops|TestTimedConn' ./internal/engine/
-	$(GO) test -count=1 -race -timeout 10m -run 'TestWire' -skip 'NoAllocs' ./internal/db/postgres/ ./internal/db/mysql/
+	$(GO) test -count=1 -race -timeout 10m -run 'TestWire|TestScriptWire' -skip 'NoAllocs|PgbenchRuns' ./internal/db/postgres/ ./internal/db/mysql/
 unit-packages:
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -E '$(SLOW_PACKAGES)')
 
