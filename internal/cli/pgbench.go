@@ -10,8 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/db/postgres"
 	"github.com/sledge-bench/sledge/internal/pgbench"
 	"github.com/sledge-bench/sledge/internal/runner"
+	"github.com/sledge-bench/sledge/internal/workload/tpcb"
 )
 
 // pgbench's exit statuses (docs/contracts.md): 0 done; 1 bad options or a
@@ -207,8 +209,10 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	return pgbStatus(code)
 }
 
-// pgbInit is pgbench -i: sledge drop tpcb, then sledge build tpcb, with
-// pgbench's initialization options, which sledge build tpcb takes.
+// pgbInit is pgbench -i. On PostgreSQL it runs pgbench's steps as pgbench
+// does (pgbInitPostgres); on sledge's other databases (--db) it is sledge
+// drop tpcb, then sledge build tpcb, with pgbench's initialization options,
+// which sledge build tpcb takes.
 func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(error) int) int {
 	steps, given, foreign := "dtgvp", false, false
 	for _, a := range c.initOpts {
@@ -227,6 +231,9 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 			steps += "f" // pgbench adds f at the end
 		}
 		segs = pgbLoadSegments(strings.ReplaceAll(steps, " ", ""))
+	}
+	if code, done := pgbInitPostgres(cmd, env, c, url, steps, foreign, bad); done {
+		return code
 	}
 	build := []string{"build", "tpcb", "--db", url, "--scale", fmt.Sprint(max(c.scale, 1))}
 	flags := newBuild(env).Flags()
@@ -621,4 +628,56 @@ func pgbWeights(scripts []pgbScript) []int {
 		}
 	}
 	return ws
+}
+
+// pgbInitPostgres runs pgbench -i's steps on PostgreSQL in pgbench's order
+// and words, on stderr as pgbench: done is false when url is not
+// PostgreSQL's (the caller builds with sledge build then).
+func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps string, foreign bool, bad func(error) int) (code int, done bool) {
+	ctx := cmd.Context()
+	d, err := runner.OpenDB(ctx, url)
+	if err != nil {
+		return bad(err), true
+	}
+	defer d.Close()
+	pd, ok := d.(*postgres.DB)
+	if !ok {
+		return 0, false
+	}
+	o := tpcb.InitOptions{ForeignKeys: foreign}
+	for _, a := range c.initOpts {
+		n, _ := strconv.Atoi(a.value) // readPgbench checked the numbers
+		switch a.name {
+		case "fillfactor":
+			o.Fillfactor = n
+		case "quiet":
+			o.Quiet = true
+		case "unlogged-tables":
+			o.Unlogged = true
+		case "partitions":
+			o.Partitions = n
+		case "partition-method":
+			o.PartitionMethod = a.value
+		case "tablespace":
+			o.Tablespace = a.value
+		case "index-tablespace":
+			o.IndexTablespace = a.value
+		}
+	}
+	steps = strings.ReplaceAll(steps, " ", "")
+	if foreign && !strings.Contains(steps, "f") {
+		steps += "f" // pgbench adds f at the end
+	}
+	scale := max(c.scale, 1)
+	err = pd.RunPgbenchInit(ctx, postgres.PgbenchInit{Steps: steps, Scale: scale, Quiet: o.Quiet,
+		Freeze: o.Partitions == 0, SQL: tpcb.PgbenchStepSQL(o, scale)}, env.Stderr)
+	var se *postgres.PgbenchStepError
+	if errors.As(err, &se) {
+		fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\nsledge pgbench: detail: Query was: %s\n", oneLine(se.Error()), se.Query)
+		return pgbExitBad, true
+	}
+	if err != nil {
+		return bad(err), true
+	}
+	return pgbExitOK, true
 }
