@@ -191,6 +191,9 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if c.noJob {
 		sub = append(sub, "--no-job")
 	}
+	if !c.noVacuum {
+		pgbVacuum(cmd, env, c)
+	}
 	renv := *env
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
@@ -680,4 +683,29 @@ func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps stri
 		return bad(err), true
 	}
 	return pgbExitOK, true
+}
+
+// pgbVacuum is pgbench's vacuum before a run (unless -n), builtin scripts
+// or files alike, on stderr: on PostgreSQL only (the other databases have
+// no VACUUM of pgbench's kind). A database that cannot be opened is left
+// to the run, which says why.
+func pgbVacuum(cmd *cobra.Command, env *Env, c *pgbConfig) {
+	url, err := c.pgbURL(env.Getenv)
+	if err != nil {
+		return
+	}
+	d, err := runner.OpenDB(cmd.Context(), url)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	pd, ok := d.(*postgres.DB)
+	if !ok {
+		return
+	}
+	builtin := false
+	for _, s := range c.scripts {
+		builtin = builtin || s.builtin
+	}
+	pd.PgbenchVacuum(cmd.Context(), builtin, c.vacuumAll, "sledge pgbench: ", env.Stderr)
 }
