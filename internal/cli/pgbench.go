@@ -522,13 +522,13 @@ Usage:
   sledge pgbench [OPTION]... [DBNAME]
 
 Initialization options:
-  (-i runs "sledge build tpcb", after "sledge drop tpcb" when the steps
-  include d, as the default dtgvp does; docs/tpcb.md)
+  (on PostgreSQL -i runs pgbench's steps and prints its lines; on other
+  --db databases it runs "sledge build tpcb"; docs/pgbench.md)
   -i, --initialize         invokes initialization mode
   -I, --init-steps=[dtgGvpf]+  run selected initialization steps, in the order given
   -F, --fillfactor=NUM     set fill factor (PostgreSQL)
-  -n, --no-vacuum          accepted; sledge never vacuums
-  -q, --quiet              accepted; sledge's own progress
+  -n, --no-vacuum          do not run vacuum after initialization
+  -q, --quiet              quiet logging (one message each 5 seconds)
   -s, --scale=NUM          scaling factor
   --foreign-keys           create foreign key constraints between tables (PostgreSQL)
   --index-tablespace=TABLESPACE  create indexes in the specified tablespace (PostgreSQL)
@@ -557,14 +557,14 @@ Benchmarking options:
   -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
   -M, --protocol=simple|extended|prepared
                            protocol for submitting queries (default: simple)
-  -n, --no-vacuum          accepted; sledge never vacuums
+  -n, --no-vacuum          do not run vacuum before tests (PostgreSQL)
   -P, --progress=NUM       show progress report every NUM seconds
   -r, --report-per-command report latencies and failures per command
   -R, --rate=NUM           target rate in transactions per second
   -s, --scale=NUM          report this scale factor in output
   -t, --transactions=NUM   number of transactions each client runs (default: 10)
   -T, --time=NUM           duration of benchmark test in seconds
-  -v, --vacuum-all         accepted; sledge never vacuums
+  -v, --vacuum-all         vacuum all four standard tables before tests (PostgreSQL)
   --aggregate-interval=NUM aggregate data over NUM seconds
   --failures-detailed      count failures by class: serialization, deadlock
   --log-prefix=PREFIX      prefix for transaction time log file
@@ -668,6 +668,9 @@ func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps stri
 		}
 	}
 	steps = strings.ReplaceAll(steps, " ", "")
+	if c.noVacuum {
+		steps = strings.ReplaceAll(steps, "v", "") // pgbench -i -n skips every v
+	}
 	if foreign && !strings.Contains(steps, "f") {
 		steps += "f" // pgbench adds f at the end
 	}

@@ -164,6 +164,9 @@ func TestPgbenchInitLikePgbench(t *testing.T) {
 			[]string{`^sledge pgbench: error: unrecognized initialization step "x"$`,
 				`^sledge pgbench: detail: Allowed step characters are: "dtgGvpf"\.$`}, drop, ""},
 		{"-I empty", []string{"-i", "-I", ""}, 1, []string{`^sledge pgbench: error: no initialization steps specified$`}, "", ""},
+		{"-n skips every v", []string{"-i", "-n", "-I", "dtgvpv"}, 0,
+			[]string{drop, create, client, all1, pkeys, `^done in [0-9.]+ s \(drop tables [0-9.]+ s, create tables [0-9.]+ s, client-side generate [0-9.]+ s, primary keys [0-9.]+ s\)\.$`},
+			vacuum, scale1 + " fkeys 0"},
 		{"-I v only", []string{"-i", "-I", "v"}, 0, []string{vacuum, `^done in [0-9.]+ s \(vacuum [0-9.]+ s\)\.$`}, drop, scale1 + " fkeys 0"},
 	}
 	for _, tc := range cases {
