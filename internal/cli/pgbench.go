@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/db/postgres"
 	"github.com/sledge-bench/sledge/internal/pgbench"
 	"github.com/sledge-bench/sledge/internal/runner"
@@ -637,6 +638,9 @@ func pgbWeights(scripts []pgbScript) []int {
 // and words, on stderr as pgbench: done is false when url is not
 // PostgreSQL's (the caller builds with sledge build then).
 func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps string, foreign bool, bad func(error) int) (code int, done bool) {
+	if !pgbPostgres(url) {
+		return 0, false
+	}
 	ctx := cmd.Context()
 	d, err := runner.OpenDB(ctx, url)
 	if err != nil {
@@ -694,7 +698,7 @@ func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps stri
 // to the run, which says why.
 func pgbVacuum(cmd *cobra.Command, env *Env, c *pgbConfig) {
 	url, err := c.pgbURL(env.Getenv)
-	if err != nil {
+	if err != nil || !pgbPostgres(url) {
 		return
 	}
 	d, err := runner.OpenDB(cmd.Context(), url)
@@ -711,4 +715,11 @@ func pgbVacuum(cmd *cobra.Command, env *Env, c *pgbConfig) {
 		builtin = builtin || s.builtin
 	}
 	pd.PgbenchVacuum(cmd.Context(), builtin, c.vacuumAll, "sledge pgbench: ", env.Stderr)
+}
+
+// pgbPostgres tells whether url names a PostgreSQL database, without
+// opening anything (opening another database may create it).
+func pgbPostgres(url string) bool {
+	u, err := db.ParseURL(url)
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
 }
