@@ -34,6 +34,7 @@ func main() {
 	scales := flag.String("scales", "1,10,50", "scale factors, in this order")
 	rounds := flag.Int("rounds", 3, "rounds per tool, scale and mode; the order of the tools alternates")
 	modes := flag.String("modes", "client,server", "client (pgbench's default steps dtgvp) and/or server (-I dtGvp)")
+	flag.BoolVar(&show, "show", false, "print each run's \"done in\" line (each step's time)")
 	flag.Parse()
 	var ss []int
 	for _, f := range strings.Split(*scales, ",") {
@@ -49,6 +50,8 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+var show bool
 
 func uptime() string {
 	out, err := exec.Command("uptime").Output()
@@ -134,6 +137,10 @@ func run(scales []int, rounds int, modes []string) error {
 					m := doneRe.FindStringSubmatch(errb.String())
 					if m == nil {
 						return fmt.Errorf("%s printed no \"done in\" line:\n%s", t.name, errb.String())
+					}
+					if show {
+						line := errb.String()[strings.LastIndex(errb.String(), "done in"):]
+						fmt.Printf("  %s round %d: %s", t.name, r+1, line)
 					}
 					v, _ := strconv.ParseFloat(m[1], 64)
 					done[t.name] = append(done[t.name], v)
