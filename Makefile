@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-race unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
+.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-race unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-pgbench-init bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -174,6 +174,13 @@ bench-pgbench:
 	$(GO) run ./internal/benchtool/vspgbench $(PGBENCH_ARGS)
 bench-pgbench-busy:
 	$(GO) run ./internal/benchtool/vspgbench $(PGBENCH_ARGS) -load 1
+
+# sledge pgbench -i against pgbench -i (issue 27) on one private PostgreSQL:
+# scales 1, 10 and 50, client-side (default steps) and server-side (-I
+# dtGvp), 3 rounds alternating which tool goes first; median wall times
+# and sledge's over pgbench's, with uptime before and after.
+bench-pgbench-init:
+	$(GO) run ./internal/benchtool/vsinit -scales 1,10,50 -rounds 3
 
 # sledge's TPC-C client CPU per transaction against HammerDB v4.12's on a
 # private MariaDB: HammerDB's own schema build and its MySQL TPROC-C timed

@@ -10,8 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/sledge-bench/sledge/internal/db"
+	"github.com/sledge-bench/sledge/internal/db/postgres"
 	"github.com/sledge-bench/sledge/internal/pgbench"
 	"github.com/sledge-bench/sledge/internal/runner"
+	"github.com/sledge-bench/sledge/internal/workload/tpcb"
 )
 
 // pgbench's exit statuses (docs/contracts.md): 0 done; 1 bad options or a
@@ -189,6 +192,9 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if c.noJob {
 		sub = append(sub, "--no-job")
 	}
+	if !c.noVacuum {
+		pgbVacuum(cmd, env, c)
+	}
 	renv := *env
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
@@ -207,8 +213,10 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	return pgbStatus(code)
 }
 
-// pgbInit is pgbench -i: sledge drop tpcb, then sledge build tpcb, with
-// pgbench's initialization options, which sledge build tpcb takes.
+// pgbInit is pgbench -i. On PostgreSQL it runs pgbench's steps as pgbench
+// does (pgbInitPostgres); on sledge's other databases (--db) it is sledge
+// drop tpcb, then sledge build tpcb, with pgbench's initialization options,
+// which sledge build tpcb takes.
 func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(error) int) int {
 	steps, given, foreign := "dtgvp", false, false
 	for _, a := range c.initOpts {
@@ -227,6 +235,9 @@ func pgbInit(cmd *cobra.Command, env *Env, c *pgbConfig, url string, bad func(er
 			steps += "f" // pgbench adds f at the end
 		}
 		segs = pgbLoadSegments(strings.ReplaceAll(steps, " ", ""))
+	}
+	if code, done := pgbInitPostgres(cmd, env, c, url, steps, foreign, bad); done {
+		return code
 	}
 	build := []string{"build", "tpcb", "--db", url, "--scale", fmt.Sprint(max(c.scale, 1))}
 	flags := newBuild(env).Flags()
@@ -512,13 +523,13 @@ Usage:
   sledge pgbench [OPTION]... [DBNAME]
 
 Initialization options:
-  (-i runs "sledge build tpcb", after "sledge drop tpcb" when the steps
-  include d, as the default dtgvp does; docs/tpcb.md)
+  (on PostgreSQL -i runs pgbench's steps and prints its lines; on other
+  --db databases it runs "sledge build tpcb"; docs/pgbench.md)
   -i, --initialize         invokes initialization mode
   -I, --init-steps=[dtgGvpf]+  run selected initialization steps, in the order given
   -F, --fillfactor=NUM     set fill factor (PostgreSQL)
-  -n, --no-vacuum          accepted; sledge never vacuums
-  -q, --quiet              accepted; sledge's own progress
+  -n, --no-vacuum          do not run vacuum after initialization
+  -q, --quiet              quiet logging (one message each 5 seconds)
   -s, --scale=NUM          scaling factor
   --foreign-keys           create foreign key constraints between tables (PostgreSQL)
   --index-tablespace=TABLESPACE  create indexes in the specified tablespace (PostgreSQL)
@@ -547,14 +558,14 @@ Benchmarking options:
   -L, --latency-limit=NUM  count transactions lasting more than NUM ms as late
   -M, --protocol=simple|extended|prepared
                            protocol for submitting queries (default: simple)
-  -n, --no-vacuum          accepted; sledge never vacuums
+  -n, --no-vacuum          do not run vacuum before tests (PostgreSQL)
   -P, --progress=NUM       show progress report every NUM seconds
   -r, --report-per-command report latencies and failures per command
   -R, --rate=NUM           target rate in transactions per second
   -s, --scale=NUM          report this scale factor in output
   -t, --transactions=NUM   number of transactions each client runs (default: 10)
   -T, --time=NUM           duration of benchmark test in seconds
-  -v, --vacuum-all         accepted; sledge never vacuums
+  -v, --vacuum-all         vacuum all four standard tables before tests (PostgreSQL)
   --aggregate-interval=NUM aggregate data over NUM seconds
   --failures-detailed      count failures by class: serialization, deadlock
   --log-prefix=PREFIX      prefix for transaction time log file
@@ -621,4 +632,99 @@ func pgbWeights(scripts []pgbScript) []int {
 		}
 	}
 	return ws
+}
+
+// pgbInitPostgres runs pgbench -i's steps on PostgreSQL in pgbench's order
+// and words, on stderr as pgbench: done is false when url is not
+// PostgreSQL's (the caller builds with sledge build then).
+func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps string, foreign bool, bad func(error) int) (code int, done bool) {
+	if !pgbPostgres(url) {
+		return 0, false
+	}
+	ctx := cmd.Context()
+	d, err := runner.OpenDB(ctx, url)
+	if err != nil {
+		return bad(err), true
+	}
+	defer d.Close()
+	pd, ok := d.(*postgres.DB)
+	if !ok {
+		return 0, false
+	}
+	o := tpcb.InitOptions{ForeignKeys: foreign}
+	for _, a := range c.initOpts {
+		n, _ := strconv.Atoi(a.value) // readPgbench checked the numbers
+		switch a.name {
+		case "fillfactor":
+			o.Fillfactor = n
+		case "quiet":
+			o.Quiet = true
+		case "unlogged-tables":
+			o.Unlogged = true
+		case "partitions":
+			o.Partitions = n
+		case "partition-method":
+			o.PartitionMethod = a.value
+		case "tablespace":
+			o.Tablespace = a.value
+		case "index-tablespace":
+			o.IndexTablespace = a.value
+		}
+	}
+	steps = strings.ReplaceAll(steps, " ", "")
+	if c.noVacuum {
+		steps = strings.ReplaceAll(steps, "v", "") // pgbench -i -n skips every v
+	}
+	if foreign && !strings.Contains(steps, "f") {
+		steps += "f" // pgbench adds f at the end
+	}
+	scale := max(c.scale, 1)
+	err = pd.RunPgbenchInit(ctx, postgres.PgbenchInit{Steps: steps, Scale: scale, Quiet: o.Quiet,
+		Freeze: o.Partitions == 0, SQL: tpcb.PgbenchStepSQL(o, scale)}, env.Stderr)
+	if err != nil && ctx.Err() != nil {
+		// Ctrl-C or SIGTERM: sledge's 130, as for a run (docs/contracts.md).
+		fmt.Fprintln(env.Stderr, "sledge pgbench: initialization interrupted")
+		return ExitInterrupted, true
+	}
+	var se *postgres.PgbenchStepError
+	if errors.As(err, &se) {
+		fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\nsledge pgbench: detail: Query was: %s\n", oneLine(se.Error()), se.Query)
+		return pgbExitBad, true
+	}
+	if err != nil {
+		return bad(err), true
+	}
+	return pgbExitOK, true
+}
+
+// pgbVacuum is pgbench's vacuum before a run (unless -n), builtin scripts
+// or files alike, on stderr: on PostgreSQL only (the other databases have
+// no VACUUM of pgbench's kind). A database that cannot be opened is left
+// to the run, which says why.
+func pgbVacuum(cmd *cobra.Command, env *Env, c *pgbConfig) {
+	url, err := c.pgbURL(env.Getenv)
+	if err != nil || !pgbPostgres(url) {
+		return
+	}
+	d, err := runner.OpenDB(cmd.Context(), url)
+	if err != nil {
+		return
+	}
+	defer d.Close()
+	pd, ok := d.(*postgres.DB)
+	if !ok {
+		return
+	}
+	builtin := false
+	for _, s := range c.scripts {
+		builtin = builtin || s.builtin
+	}
+	pd.PgbenchVacuum(cmd.Context(), builtin, c.vacuumAll, "sledge pgbench: ", env.Stderr)
+}
+
+// pgbPostgres tells whether url names a PostgreSQL database, without
+// opening anything (opening another database may create it).
+func pgbPostgres(url string) bool {
+	u, err := db.ParseURL(url)
+	return err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql")
 }

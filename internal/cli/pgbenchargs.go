@@ -244,6 +244,8 @@ type pgbConfig struct {
 	host, port, user, dbname string
 	db                       string // sledge's --db
 	noJob                    bool
+	noVacuum                 bool // -n: no vacuum before the run
+	vacuumAll                bool // -v: vacuum pgbench_accounts too
 }
 
 // pgbScript is one script of the run: a builtin (-b, -S, -N) or a file.
@@ -406,6 +408,7 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			}
 			c.latency = f
 		case "no-vacuum":
+			c.noVacuum = true
 		case "port":
 			c.port = a.value
 		case "progress":
@@ -483,6 +486,7 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			c.user = a.value
 		case "vacuum-all":
 			benchmarking = true
+			c.vacuumAll = true
 		case "random-seed":
 			benchmarking = true
 			if _, err := runner.ParseRandomSeed(a.value); err != nil {

@@ -363,3 +363,26 @@ func pgTables(o InitOptions, scale int) []string {
 
 // quoteIdent is PQescapeIdentifier's quoting: always in double quotes.
 func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// PgbenchStepSQL is the SQL of pgbench 15's init steps d, t, G, v, p and f
+// on PostgreSQL, statement by statement as pgbench sends them (`sledge
+// pgbench -i` runs them in the order -I gives; step g's data is made by
+// the caller). Indexes and vacuum get maintenance_work_mem = 512MB, as
+// sledge build does: the same result, built faster.
+func PgbenchStepSQL(o InitOptions, scale int) map[byte][]string {
+	w := &Workload{scale: scale}
+	w.cfg.Init = o
+	load, mark := w.serverLoad()
+	vac := []string{"SET maintenance_work_mem = '512MB'"}
+	for _, t := range []string{"pgbench_branches", "pgbench_tellers", "pgbench_accounts", "pgbench_history"} {
+		vac = append(vac, "VACUUM ANALYZE "+t)
+	}
+	return map[byte][]string{
+		'd': {"DROP TABLE IF EXISTS pgbench_accounts, pgbench_branches, pgbench_history, pgbench_tellers"},
+		't': pgTables(o, scale),
+		'G': append(mark, load...), // branches, tellers, accounts: pgbench's order
+		'v': vac,
+		'p': append([]string{"SET maintenance_work_mem = '512MB'"}, primaryKeys(o)...),
+		'f': foreignKeys,
+	}
+}
