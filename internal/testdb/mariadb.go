@@ -170,9 +170,27 @@ func startMariaDB(ctx context.Context, ns *Netns) (*Server, error) {
 		}
 		return cmd.Process.Pid, nil
 	}
-	if err := launch(ctx, false); err != nil {
-		srv.Stop()
-		return nil, err
+	// FreePort's port can be taken by another process before the server
+	// binds it (tests start servers side by side): then another port.
+	for attempt := 1; ; attempt++ {
+		err := launch(ctx, false)
+		if err == nil {
+			break
+		}
+		if ns != nil || attempt == 3 || !strings.Contains(err.Error(), "Address already in use") {
+			srv.Stop()
+			return nil, err
+		}
+		if port, err = FreePort(); err != nil {
+			srv.Stop()
+			return nil, err
+		}
+		srv.Port = port
+		for i, a := range args {
+			if strings.HasPrefix(a, "--port=") {
+				args[i] = "--port=" + strconv.Itoa(port)
+			}
+		}
 	}
 	if err := setupRoot(ctx, srv, client); err != nil {
 		srv.Stop()

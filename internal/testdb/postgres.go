@@ -167,20 +167,33 @@ func startPostgres(ctx context.Context, bin, dir string, settings []string, ns *
 		}
 		port = p
 	}
-	s.Port = port
-	opts := []string{"-c listen_addresses=" + listen, "-p " + strconv.Itoa(port),
-		"-c unix_socket_directories=" + dir}
-	// A later -c of the same name wins: the caller's settings override.
-	for _, o := range settings {
-		opts = append(opts, "-c "+o)
-	}
+	var opts []string
 	logFile := filepath.Join(dir, "postgres.log")
 	wait := strconv.Itoa(int(postgresReady / time.Second))
-	// pg_ctl -w returns once the server accepts connections, within -t.
-	if out, err := run(ctx, "pg_ctl", "-D", data, "-l", logFile, "-w", "-t", wait,
-		"-o", strings.Join(opts, " "), "start"); err != nil {
+	// FreePort's port can be taken by another process before the server
+	// binds it (tests start servers side by side): then another port.
+	for attempt := 1; ; attempt++ {
+		s.Port = port
+		opts = []string{"-c listen_addresses=" + listen, "-p " + strconv.Itoa(port),
+			"-c unix_socket_directories=" + dir}
+		// A later -c of the same name wins: the caller's settings override.
+		for _, o := range settings {
+			opts = append(opts, "-c "+o)
+		}
+		// pg_ctl -w returns once the server accepts connections, within -t.
+		out, err := run(ctx, "pg_ctl", "-D", data, "-l", logFile, "-w", "-t", wait,
+			"-o", strings.Join(opts, " "), "start")
+		if err == nil {
+			break
+		}
 		logTail, _ := os.ReadFile(logFile)
-		return nil, fmt.Errorf("postgres: start: %w: %s %s", err, pgTail(out, 3), pgTail(logTail, 5))
+		if ns != nil || attempt == 3 || !strings.Contains(string(logTail), "Address already in use") {
+			return nil, fmt.Errorf("postgres: start: %w: %s %s", err, pgTail(out, 3), pgTail(logTail, 5))
+		}
+		_ = os.Remove(logFile) // the next attempt's log on its own
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
 	}
 	s.stop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), postgresReady)
