@@ -331,8 +331,8 @@ func tableHashes(t *testing.T, s *testdb.Server, name string) map[string]string 
 		row := "CONCAT_WS(0x1f, " + strings.Join(vals, ", ") + ")"
 		var n int64
 		var sum, xor string
-		err = d.QueryRow("SELECT COUNT(*), CAST(COALESCE(SUM(CRC32(" + row + ")), 0) AS CHAR), " +
-			"CAST(COALESCE(BIT_XOR(CONV(LEFT(MD5(" + row + "), 16), 16, 10)), 0) AS CHAR) FROM (" + q + ") q").Scan(&n, &sum, &xor)
+		err = d.QueryRow("SELECT COUNT(*), CAST(COALESCE(SUM(CRC32("+row+")), 0) AS CHAR), "+
+			"CAST(COALESCE(BIT_XOR(CONV(LEFT(MD5("+row+"), 16), 16, 10)), 0) AS CHAR) FROM ("+q+") q").Scan(&n, &sum, &xor)
 		if err != nil {
 			t.Fatalf("%s: %v", table, err)
 		}
