@@ -48,7 +48,7 @@ vet:
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
 # The longest groups first: make starts them in this order.
-UNIT_GROUPS = unit-db-mysql unit-packages unit-cli-rest unit-faults unit-db-postgres unit-agent-e2e unit-race unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-sqlite unit-cli-agent unit-modernc unit-kube
+UNIT_GROUPS = unit-db-mysql unit-packages unit-modernc unit-cli-rest unit-faults unit-db-postgres unit-agent-e2e unit-race unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-sqlite unit-cli-agent unit-kube
 UNIT_JOBS ?= 8
 unit:
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
