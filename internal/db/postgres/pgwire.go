@@ -128,6 +128,26 @@ func (p *pgwire) fail(err error) {
 	}
 }
 
+// serverError takes an ErrorResponse: the call's first error; a FATAL or
+// PANIC one also ends the connection, which the server closes.
+func (p *pgwire) serverError(body []byte) {
+	pe := pgError(body)
+	if p.err == nil {
+		p.err = pe
+	}
+	if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
+		p.fail(pe)
+	}
+}
+
+// ready takes ReadyForQuery: the transaction status, and the call's end.
+func (p *pgwire) ready(body []byte) {
+	if len(body) > 0 {
+		p.tx = body[0]
+	}
+	p.done = true
+}
+
 // flush writes the request.
 func (p *pgwire) flush() bool {
 	if _, err := p.nc.Write(p.wb); err != nil {
@@ -194,18 +214,9 @@ func (p *pgwire) next() bool {
 				p.fail(err)
 			}
 		case 'E': // ErrorResponse
-			pe := pgError(body)
-			if p.err == nil {
-				p.err = pe
-			}
-			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
-				p.fail(pe) // the server closes the connection
-			}
+			p.serverError(body)
 		case 'Z': // ReadyForQuery
-			if len(body) > 0 {
-				p.tx = body[0]
-			}
-			p.done = true
+			p.ready(body)
 		case '1', '2', '3', 'n', 't', 'I', 'N', 'S', 'A', 's':
 			// ParseComplete, BindComplete, CloseComplete, NoData,
 			// ParameterDescription, EmptyQueryResponse, NoticeResponse,
@@ -329,19 +340,10 @@ func (p *pgwire) prepare(name, q string) (*wireStmt, error) {
 			if err := p.describe(body, ws); err != nil {
 				p.fail(err)
 			}
-		case 'E':
-			pe := pgError(body)
-			if p.err == nil {
-				p.err = pe
-			}
-			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
-				p.fail(pe)
-			}
-		case 'Z':
-			if len(body) > 0 {
-				p.tx = body[0]
-			}
-			p.done = true
+		case 'E': // ErrorResponse
+			p.serverError(body)
+		case 'Z': // ReadyForQuery
+			p.ready(body)
 		case '1', 't', 'n', 'N', 'S', 'A':
 		default:
 			p.fail(fmt.Errorf("postgres: unexpected message %q after Parse", t))

@@ -200,18 +200,9 @@ func (c *scriptConn) wireResults(q *workload.SQLQuery, ws *wireStmt, keep worklo
 				fields = false
 			}
 		case 'E': // ErrorResponse
-			pe := pgError(body)
-			if p.err == nil {
-				p.err = pe
-			}
-			if pe.Severity == "FATAL" || pe.Severity == "PANIC" {
-				p.fail(pe) // the server closes the connection
-			}
+			p.serverError(body)
 		case 'Z': // ReadyForQuery
-			if len(body) > 0 {
-				p.tx = body[0]
-			}
-			p.done = true
+			p.ready(body)
 		case 'G': // CopyInResponse: fail the COPY, the session goes on
 			copied = true
 			p.wb = append(p.wb[:0], copyFail...)
