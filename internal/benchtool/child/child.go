@@ -120,6 +120,29 @@ func BuildSledge(bin string) error {
 	return nil
 }
 
+// TempSledge builds sledge into a new temporary directory named after
+// prefix: the binary's path, and the directory, which the caller removes.
+func TempSledge(prefix string) (bin, dir string, err error) {
+	if dir, err = os.MkdirTemp("", prefix); err != nil {
+		return "", "", err
+	}
+	bin = filepath.Join(dir, "sledge")
+	if err := BuildSledge(bin); err != nil {
+		os.RemoveAll(dir)
+		return "", "", err
+	}
+	return bin, dir, nil
+}
+
+// Pgbench is the path of the pgbench the tools measure against.
+func Pgbench() (string, error) {
+	p, err := exec.LookPath("pgbench")
+	if err != nil {
+		return "", fmt.Errorf("pgbench not found: install postgresql-contrib (scripts/install-servers.sh)")
+	}
+	return p, nil
+}
+
 // ClockTicks is USER_HZ, the unit of /proc/<pid>/stat's times: 100 on
 // every Linux architecture Go runs on.
 const ClockTicks = 100

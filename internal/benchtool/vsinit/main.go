@@ -16,7 +16,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -70,19 +69,15 @@ func median(xs []float64) float64 {
 func run(scales []int, rounds int, modes []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pgbench, err := exec.LookPath("pgbench")
+	pgbench, err := child.Pgbench()
 	if err != nil {
-		return fmt.Errorf("pgbench not found: install postgresql-contrib (scripts/install-servers.sh)")
+		return err
 	}
-	dir, err := os.MkdirTemp("", "sledge-vsinit-")
+	bin, dir, err := child.TempSledge("sledge-vsinit-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "sledge")
-	if err := child.BuildSledge(bin); err != nil {
-		return err
-	}
 	srv, err := testdb.StartPostgres(context.Background())
 	if err != nil {
 		return fmt.Errorf("start postgres: %w", err)

@@ -23,7 +23,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"strconv"
@@ -199,19 +198,15 @@ func run(builtins []string, scale, clients, threads, rounds, seconds int, transp
 	// and the spinners.
 	ctx, stopSig := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSig()
-	pgbench, err := exec.LookPath("pgbench")
+	pgbench, err := child.Pgbench()
 	if err != nil {
-		return fmt.Errorf("pgbench not found: install postgresql-contrib (scripts/install-servers.sh)")
+		return err
 	}
-	dir, err := os.MkdirTemp("", "sledge-vspgbench-")
+	bin, dir, err := child.TempSledge("sledge-vspgbench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	bin := filepath.Join(dir, "sledge")
-	if err := child.BuildSledge(bin); err != nil {
-		return err
-	}
 	srv, err := testdb.StartPostgres(context.Background())
 	if err != nil {
 		return fmt.Errorf("start postgres: %w", err)
