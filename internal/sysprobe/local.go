@@ -377,7 +377,7 @@ func (l *Local) take(threads bool) (Snapshot, error) {
 		if l.states != nil {
 			var raw States
 			raw, srv.StateHz = l.states.counts()
-			srv.States = l.splitRunnable(raw, srv)
+			srv.States = l.splitRunnable(raw, srv, time.Now())
 			s.Sources["states"] = l.states.source()
 		} else {
 			s.Missing["states"] = "thread-state sampler off"
@@ -426,12 +426,12 @@ func (l *Local) take(threads bool) (Snapshot, error) {
 // wait and not yet scheduled). The run delay (schedstat) is the time the
 // threads spent waiting for a CPU, so for each interval between snapshots
 // delay / (threads × interval) of all samples were runnable: that many
-// (at most all of them) move from cpu to runnable.
-func (l *Local) splitRunnable(raw States, srv Server) States {
+// (at most all of them) move from cpu to runnable. now is the snapshot's
+// time, passed in so that a test can fix the interval.
+func (l *Local) splitRunnable(raw States, srv Server, now time.Time) States {
 	d := States{raw.CPU - l.rawStates.CPU, raw.Runnable - l.rawStates.Runnable, raw.Network - l.rawStates.Network,
 		raw.Lock - l.rawStates.Lock, raw.IO - l.rawStates.IO, raw.Idle - l.rawStates.Idle}
 	delay := srv.RunDelayNs - l.lastDelay
-	now := time.Now()
 	secs := 0.0
 	if !l.lastAt.IsZero() {
 		secs = now.Sub(l.lastAt).Seconds()

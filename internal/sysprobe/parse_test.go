@@ -272,10 +272,10 @@ func TestSplitRunnable(t *testing.T) {
 		{"already counted", States{CPU: 400, Runnable: 150, Network: 150, Idle: 300}, 1e9, States{CPU: 400, Runnable: 150, Network: 150, Idle: 300}},
 		{"capped", States{CPU: 50, Lock: 950}, 5e9, States{Runnable: 50, Lock: 950}},
 	} {
-		l := &Local{lastAt: time.Now().Add(-time.Second)}
-		got := l.splitRunnable(tc.raw, Server{Threads: 10, RunDelayNs: tc.delay})
-		if got.Total() != tc.raw.Total() || abs64(got.CPU-tc.want.CPU) > 2 || abs64(got.Runnable-tc.want.Runnable) > 2 ||
-			got.Network != tc.want.Network || got.Idle != tc.want.Idle || got.Lock != tc.want.Lock {
+		at := time.Unix(1e9, 0)
+		l := &Local{lastAt: at}
+		got := l.splitRunnable(tc.raw, Server{Threads: 10, RunDelayNs: tc.delay}, at.Add(time.Second))
+		if got != tc.want {
 			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
 		}
 	}
