@@ -26,37 +26,29 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/agent"
 	"github.com/sledge-bench/sledge/internal/sysprobe"
+	"github.com/sledge-bench/sledge/internal/testbin"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	binOnce    sync.Once
+	binPath    string
+	binCleanup = func() {}
+	binErr     error
 )
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	binCleanup()
 	os.Exit(code)
 }
 
-// sledgeBinary builds the sledge command once: the agent, the runs and the
-// service are each a process of it.
+// sledgeBinary gives the tests the sledge command (make unit's, or one
+// built once): the agent, the runs and the service are each a process of it.
 func sledgeBinary(t *testing.T) string {
 	t.Helper()
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sledge-e2e-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "sledge")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/sledge").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
+		binPath, binCleanup, binErr = testbin.Sledge(context.Background(), "")
 	})
 	if binErr != nil {
 		t.Fatal(binErr)

@@ -92,9 +92,7 @@ func TestMain(m *testing.M) {
 	if tpchPath != "" {
 		os.RemoveAll(filepath.Dir(tpchPath))
 	}
-	if binPath != "" {
-		os.RemoveAll(filepath.Dir(binPath))
-	}
+	binCleanup()
 	for _, l := range []*testdb.Lazy{pgLazy, mariaLazy} {
 		if err := l.Stop(); err != nil && code == 0 {
 			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,50 +13,37 @@ import (
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/db/sqlite"
+	"github.com/sledge-bench/sledge/internal/testbin"
 )
 
 var (
-	binOnce sync.Once
-	binPath string
-	binErr  error
+	binOnce    sync.Once
+	binPath    string
+	binCleanup = func() {}
+	binErr     error
 )
 
-// sledgeBinary builds the sledge command once for the package's tests that
-// need a real process (signals, SIGKILL).
+// sledgeBinary gives the package's tests that need a real process
+// (signals, SIGKILL) the sledge command: make unit's, or one built once.
 func sledgeBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	binOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sledge-bin-")
-		if err != nil {
-			binErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "sledge")
-		args := []string{"build", "-o", binPath}
 		// The process runs the SQLite driver the tests were built with
 		// (make test's second pass: modernc.org/sqlite).
+		tags := ""
 		if sqlite.SQLDriverName == "sqlite" {
-			args = append(args, "-tags", "sqlite_modernc")
+			tags = testbin.Tags
 		}
-		if out, err := exec.Command("go", append(args, "../../cmd/sledge")...).CombinedOutput(); err != nil {
-			binErr = &buildErr{out: string(out), err: err}
-		}
+		binPath, binCleanup, binErr = testbin.Sledge(context.Background(), tags)
 	})
 	if binErr != nil {
-		t.Fatalf("go build: %v", binErr)
+		t.Fatal(binErr)
 	}
 	return binPath
 }
-
-type buildErr struct {
-	out string
-	err error
-}
-
-func (e *buildErr) Error() string { return e.err.Error() + "\n" + e.out }
 
 // An interrupted build stops cleanly with 130; check and run then say the
 // schema is incomplete and what to do; building again starts over.

@@ -19,18 +19,18 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/testbin"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
 var (
-	binPath string // the sledge binary, built once
+	binPath string // the sledge binary: make unit's, or built once
 	binErr  error
 
 	pgSrv, myServer *testdb.Server
@@ -39,22 +39,15 @@ var (
 
 func TestMain(m *testing.M) {
 	code := func() int {
-		dir, err := os.MkdirTemp("", "sledge-faults-")
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
-		defer os.RemoveAll(dir)
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
 		var wg sync.WaitGroup
 		wg.Add(3)
+		cleanupBin := func() {}
+		defer func() { cleanupBin() }()
 		go func() {
 			defer wg.Done()
-			binPath = filepath.Join(dir, "sledge")
-			if out, err := exec.CommandContext(ctx, "go", "build", "-o", binPath, "../../cmd/sledge").CombinedOutput(); err != nil {
-				binErr = fmt.Errorf("go build: %w\n%s", err, out)
-			}
+			binPath, cleanupBin, binErr = testbin.Sledge(ctx, "")
 		}()
 		go func() {
 			defer wg.Done()

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/cli"
 	"github.com/sledge-bench/sledge/internal/service"
+	"github.com/sledge-bench/sledge/internal/testbin"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 
@@ -50,11 +50,13 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "build: exit %d: %s", c, stderr.String())
 			return 1
 		}
-		binPath = filepath.Join(tmpRoot, "sledge")
-		if out, err := exec.Command("go", "build", "-o", binPath, "../../cmd/sledge").CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		var cleanup func()
+		binPath, cleanup, err = testbin.Sledge(context.Background(), "")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
 			return 1
 		}
+		defer cleanup()
 		code := m.Run()
 		if err := pgServer.Stop(); err != nil && code == 0 {
 			fmt.Fprintln(os.Stderr, "stop postgres:", err)
