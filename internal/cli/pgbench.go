@@ -72,11 +72,7 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	bad := func(err error) int {
 		var ue *pgbUsageError
 		if errors.As(err, &ue) {
-			if ue.getopt {
-				fmt.Fprintf(env.Stderr, "sledge pgbench: %s\n", ue.msg)
-			} else {
-				fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\n", ue.msg)
-			}
+			fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\n", ue.msg)
 			if ue.detail != "" {
 				fmt.Fprintf(env.Stderr, "sledge pgbench: detail: %s\n", ue.detail)
 			}

@@ -149,7 +149,7 @@ func TestPgbenchCommandLines(t *testing.T) {
 			[]string{`^number of failed transactions: 1 \(100\.000%\)$`, `expected one row, got 0`}, `transactions failed`},
 		{"failed first connection", withDB(map[string]string{"PGPORT": "1"}), []string{"-t", "1", dbname}, 1, nil, `^sledge pgbench: error: connect to `},
 		{"no such database", env, []string{"-t", "1", "nosuchdb"}, 1, nil, `does not exist`},
-		{"bad option", nil, []string{"-x"}, 1, nil, `^sledge pgbench: invalid option -- 'x'\nsledge pgbench: hint: Try "sledge pgbench --help" for more information\.\n$`},
+		{"bad option", nil, []string{"-x"}, 1, nil, `^sledge pgbench: error: invalid option -- 'x'\nsledge pgbench: hint: Try "sledge pgbench --help" for more information\.\n$`},
 		{"rate 0", nil, []string{"--rate=0"}, 1, nil, `^sledge pgbench: error: invalid rate limit: "0"\n$`},
 		{"-t with -T", nil, []string{"-t", "1", "-T", "1"}, 1, nil, `^sledge pgbench: error: specify either .*\n$`},
 		{"-l", env, []string{"-l", "--log-prefix", home + "/txlog", "-S", "-c", "2", "-t", "3", dbname}, 0,

@@ -20,10 +20,13 @@ import (
 
 // pgbSameWords turns sledge pgbench's stderr into pgbench's: its prefix
 // and its --help hint name pgbench, and getopt's complaints (which glibc
-// starts with the program's path) too.
+// starts with the program's path) too. getopt's complaints lose the
+// "error: " that sledge keeps before them (docs/contracts.md: every error
+// of sledge pgbench starts "sledge pgbench: error: ").
 func pgbSameWords(s string) string {
 	s = strings.ReplaceAll(s, `Try "sledge pgbench --help"`, `Try "pgbench --help"`)
-	return regexp.MustCompile(`(?m)^(sledge pgbench|\S*/pgbench): `).ReplaceAllString(s, "pgbench: ")
+	s = regexp.MustCompile(`(?m)^(sledge pgbench|\S*/pgbench): `).ReplaceAllString(s, "pgbench: ")
+	return regexp.MustCompile(`(?m)^pgbench: error: ((unrecognized|invalid) option|option )`).ReplaceAllString(s, "pgbench: $1")
 }
 
 // caretUnder is pgbench's caret line under the last byte of the last sub

@@ -101,7 +101,6 @@ type pgbArg struct {
 // the list of builtin scripts.
 type pgbUsageError struct {
 	msg    string
-	getopt bool     // getopt's own complaint: no "error: " before it
 	detail string   // pgbench's "detail:" line, when it gives one
 	errs   []string // more "error:" lines
 	raw    []string // lines printed as they are
@@ -119,10 +118,12 @@ func pgbHintf(format string, a ...any) error {
 	return &pgbUsageError{msg: fmt.Sprintf(format, a...), hint: true}
 }
 
-// pgbGetoptf is a complaint of getopt_long's, which glibc prints as
-// "pgbench: MESSAGE", followed by pgbench's hint.
+// pgbGetoptf is a complaint of getopt_long's, in glibc's words, followed
+// by pgbench's hint. glibc prints it as "pgbench: MESSAGE"; sledge keeps
+// "error: " before it, as every first line of its errors has
+// (docs/contracts.md).
 func pgbGetoptf(format string, a ...any) error {
-	return &pgbUsageError{msg: fmt.Sprintf(format, a...), getopt: true, hint: true}
+	return &pgbUsageError{msg: fmt.Sprintf(format, a...), hint: true}
 }
 
 // parsePgbenchArgs splits args into options, in their order, and
