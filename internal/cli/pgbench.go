@@ -76,8 +76,17 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 			if ue.detail != "" {
 				fmt.Fprintf(env.Stderr, "sledge pgbench: detail: %s\n", ue.detail)
 			}
+			for _, l := range ue.errs {
+				fmt.Fprintf(env.Stderr, "sledge pgbench: error: %s\n", l)
+			}
+			for _, l := range ue.raw {
+				fmt.Fprintln(env.Stderr, l)
+			}
 			if ue.hint {
 				fmt.Fprintln(env.Stderr, `sledge pgbench: hint: Try "sledge pgbench --help" for more information.`)
+			}
+			if ue.list {
+				listBuiltins(env.Stderr)
 			}
 			return pgbExitBad
 		}
@@ -101,23 +110,10 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	case c.showScript != "":
 		name, err := findBuiltin(c.showScript)
 		if err != nil {
-			code := bad(err)
-			listBuiltins(env.Stderr)
-			return code
+			return bad(err)
 		}
 		fmt.Fprintf(env.Stderr, "-- %s: %s\n%s\n", name, pgbench.BuiltinDescription(name), pgbench.BuiltinText(name))
 		return pgbExitOK
-	}
-	for _, s := range c.scripts {
-		if !s.builtin {
-			continue
-		}
-		name, _, _ := strings.Cut(s.spec, "@")
-		if _, err := findBuiltin(name); err != nil {
-			code := bad(err)
-			listBuiltins(env.Stderr)
-			return code
-		}
 	}
 	url, err := c.pgbURL(env.Getenv)
 	if err != nil {
@@ -351,13 +347,14 @@ func findBuiltin(name string) (string, error) {
 			found = append(found, n)
 		}
 	}
+	// pgbench lists its builtin scripts after either error.
 	switch len(found) {
 	case 0:
-		return "", pgbErrf("no builtin script found for name \"%s\"", name)
+		return "", &pgbUsageError{msg: fmt.Sprintf("no builtin script found for name \"%s\"", name), list: true}
 	case 1:
 		return found[0], nil
 	}
-	return "", pgbErrf("ambiguous builtin name: %d builtin scripts found for prefix \"%s\"", len(found), name)
+	return "", &pgbUsageError{msg: fmt.Sprintf("ambiguous builtin name: %d builtin scripts found for prefix \"%s\"", len(found), name), list: true}
 }
 
 // listBuiltins prints pgbench's list of builtin scripts (-b list).
@@ -518,6 +515,7 @@ func printPgbenchScripts(out io.Writer, s *runSummary, p *pgbReport) {
 // pgbHelp is `sledge pgbench --help`: pgbench 15's options, each with
 // what sledge does with it.
 const pgbHelp = `sledge pgbench runs pgbench's command line (PostgreSQL 15) with sledge.
+(pgbench is the benchmarking tool for PostgreSQL that ships with PostgreSQL.)
 
 Usage:
   sledge pgbench [OPTION]... [DBNAME]
@@ -592,6 +590,9 @@ sledge's own:
 
 pgbench's report comes first on stdout; sledge's additions follow after a
 line "--- sledge ---" (docs/pgbench.md).
+
+Report bugs to sledge's maintainers, with the command line and what it printed
+(pgbench's own go to <pgsql-bugs@lists.postgresql.org>).
 ` + pgbExitHelp
 
 // pgbExitHelp ends `sledge pgbench --help`: pgbench's exit statuses, not

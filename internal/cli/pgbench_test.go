@@ -154,7 +154,7 @@ func TestPgbenchCommandLines(t *testing.T) {
 		{"-t with -T", nil, []string{"-t", "1", "-T", "1"}, 1, nil, `^sledge pgbench: error: specify either .*\n$`},
 		{"-l", env, []string{"-l", "--log-prefix", home + "/txlog", "-S", "-c", "2", "-t", "3", dbname}, 0,
 			[]string{`^number of transactions actually processed: 6/6$`}, ""},
-		{"--aggregate-interval without -l", nil, []string{"--aggregate-interval=1", "-t", "1"}, 1, nil, `aggregate-interval`},
+		{"--aggregate-interval without -l", nil, []string{"--aggregate-interval=1", "-t", "1"}, 1, nil, `^sledge pgbench: error: log aggregation is allowed only when actually logging transactions\n$`},
 		{"-C", env, []string{"-C", "-c", "2", "-t", "3", "-S", dbname}, 0, []string{
 			`^number of transactions actually processed: 6/6$`, `^latency average = `,
 			`^average connection time = [0-9]+\.[0-9]{3} ms$`, `^tps = [0-9]+\.[0-9]{6} \(including reconnection times\)$`}, ""},

@@ -3,10 +3,14 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
+	"github.com/sledge-bench/sledge/internal/pgbench"
 	"github.com/sledge-bench/sledge/internal/runner"
 )
 
@@ -90,12 +94,18 @@ type pgbArg struct {
 	value string
 }
 
-// pgbUsageError is an error on pgbench's command line: exit 1, with
-// pgbench's hint to try --help when hint is set.
+// pgbUsageError is an error on pgbench's command line or in its scripts:
+// exit 1, printed as pgbench prints it (runPgbench's bad): the error line,
+// its "detail:" line, more error lines, lines printed as they are (a
+// script's line and the caret under the error), the hint to try --help,
+// the list of builtin scripts.
 type pgbUsageError struct {
 	msg    string
-	detail string // pgbench's "detail:" line, when it gives one
+	detail string   // pgbench's "detail:" line, when it gives one
+	errs   []string // more "error:" lines
+	raw    []string // lines printed as they are
 	hint   bool
+	list   bool
 }
 
 func (e *pgbUsageError) Error() string { return e.msg }
@@ -105,6 +115,14 @@ func pgbErrf(format string, a ...any) error {
 }
 
 func pgbHintf(format string, a ...any) error {
+	return &pgbUsageError{msg: fmt.Sprintf(format, a...), hint: true}
+}
+
+// pgbGetoptf is a complaint of getopt_long's, in glibc's words, followed
+// by pgbench's hint. glibc prints it as "pgbench: MESSAGE"; sledge keeps
+// "error: " before it, as every first line of its errors has
+// (docs/contracts.md).
+func pgbGetoptf(format string, a ...any) error {
 	return &pgbUsageError{msg: fmt.Sprintf(format, a...), hint: true}
 }
 
@@ -124,10 +142,10 @@ func parsePgbenchArgs(args []string) (opts []pgbArg, positional []string, err er
 			}
 			switch {
 			case !o.arg && hasValue:
-				return nil, nil, pgbHintf("option '--%s' doesn't allow an argument", o.long)
+				return nil, nil, pgbGetoptf("option '--%s' doesn't allow an argument", o.long)
 			case o.arg && !hasValue:
 				if i+1 >= len(args) {
-					return nil, nil, pgbHintf("option '--%s' requires an argument", o.long)
+					return nil, nil, pgbGetoptf("option '--%s' requires an argument", o.long)
 				}
 				i++
 				value = args[i]
@@ -138,7 +156,7 @@ func parsePgbenchArgs(args []string) (opts []pgbArg, positional []string, err er
 				c := a[j]
 				k := strings.IndexByte(pgbShorts, c)
 				if c == ':' || k < 0 {
-					return nil, nil, pgbHintf("invalid option -- '%c'", c)
+					return nil, nil, pgbGetoptf("invalid option -- '%c'", c)
 				}
 				o := shortOpt(c)
 				if !o.arg {
@@ -148,7 +166,7 @@ func parsePgbenchArgs(args []string) (opts []pgbArg, positional []string, err er
 				value := a[j+1:]
 				if value == "" {
 					if i+1 >= len(args) {
-						return nil, nil, pgbHintf("option requires an argument -- '%c'", c)
+						return nil, nil, pgbGetoptf("option requires an argument -- '%c'", c)
 					}
 					i++
 					value = args[i]
@@ -179,7 +197,7 @@ func lookupLong(name, as string) (pgbOpt, error) {
 		}
 	}
 	if len(found) == 0 {
-		return pgbOpt{}, pgbHintf("unrecognized option '%s'", as)
+		return pgbOpt{}, pgbGetoptf("unrecognized option '%s'", as)
 	}
 	for _, o := range found[1:] {
 		if canonical(o) != canonical(found[0]) || o.arg != found[0].arg {
@@ -187,7 +205,7 @@ func lookupLong(name, as string) (pgbOpt, error) {
 			for _, f := range found {
 				names = append(names, "'--"+f.long+"'")
 			}
-			return pgbOpt{}, pgbHintf("option '%s' is ambiguous; possibilities: %s", as, strings.Join(names, " "))
+			return pgbOpt{}, pgbGetoptf("option '%s' is ambiguous; possibilities: %s", as, strings.Join(names, " "))
 		}
 	}
 	return found[0], nil
@@ -270,10 +288,7 @@ func pgbCheckWeight(spec string) error {
 	w := spec[k+1:]
 	n, err := strconv.ParseInt(w, 10, 64)
 	if err != nil {
-		var ne *strconv.NumError
-		if errors.As(err, &ne) && ne.Err == strconv.ErrRange {
-			return pgbErrf("weight specification out of range (0 .. %d): %s", math.MaxInt32, w)
-		}
+		// strtol's ERANGE too: pgbench calls the weight invalid then.
 		return pgbErrf("invalid weight specification: %s", spec[k:])
 	}
 	if n < 0 || n > math.MaxInt32 {
@@ -350,6 +365,16 @@ func readPgbench(args []string) (*pgbConfig, error) {
 		return nil, err
 	}
 	benchmarking, initializing := false, false
+	var files []*pgbench.Script // the -f scripts, parsed
+	weights, nscripts := 0, 0   // pgbench adds up the scripts' weights
+	addScript := func(spec string) error {
+		nscripts++
+		if nscripts > pgbMaxScripts {
+			return pgbErrf("at most %d SQL scripts are allowed", pgbMaxScripts)
+		}
+		weights += pgbWeights([]pgbScript{{spec: spec}})[0]
+		return nil
+	}
 	partitions, method := false, false // --partitions > 0, --partition-method
 	const maxInt = math.MaxInt32
 	for _, a := range opts {
@@ -364,6 +389,20 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			if a.value == "list" {
 				c.list = true
 				return c, nil
+			}
+			// pgbench reads each script when it meets the option.
+			if err := pgbCheckWeight(a.value); err != nil {
+				return nil, err
+			}
+			name := a.value
+			if k := strings.LastIndexByte(name, '@'); k >= 0 {
+				name = name[:k]
+			}
+			if _, err := findBuiltin(name); err != nil {
+				return nil, err
+			}
+			if err := addScript(a.value); err != nil {
+				return nil, err
 			}
 			c.scripts = append(c.scripts, pgbScript{builtin: true, spec: a.value})
 		case "client":
@@ -380,6 +419,19 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			c.defines = append(c.defines, a.value)
 		case "file":
 			benchmarking = true
+			if err := pgbCheckWeight(a.value); err != nil {
+				return nil, err
+			}
+			s, err := pgbReadScript(a.value)
+			if err != nil {
+				return nil, err
+			}
+			if s != nil {
+				files = append(files, s)
+			}
+			if err := addScript(a.value); err != nil {
+				return nil, err
+			}
 			c.scripts = append(c.scripts, pgbScript{spec: a.value})
 		case "fillfactor":
 			if _, err := pgbInt(a, "-F/--fillfactor", 10, 100); err != nil {
@@ -466,12 +518,16 @@ func readPgbench(args []string) (*pgbConfig, error) {
 				return nil, err
 			}
 			c.scaleSet = true
-		case "select-only":
+		case "select-only", "skip-some-updates":
 			benchmarking = true
-			c.scripts = append(c.scripts, pgbScript{builtin: true, spec: "select-only"})
-		case "skip-some-updates":
-			benchmarking = true
-			c.scripts = append(c.scripts, pgbScript{builtin: true, spec: "simple-update"})
+			spec := "select-only"
+			if a.name == "skip-some-updates" {
+				spec = "simple-update"
+			}
+			if err := addScript(spec); err != nil {
+				return nil, err
+			}
+			c.scripts = append(c.scripts, pgbScript{builtin: true, spec: spec})
 		case "time":
 			benchmarking = true
 			if c.duration, err = pgbInt(a, "-T/--time", 1, maxInt); err != nil {
@@ -491,7 +547,8 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			benchmarking = true
 			if _, err := runner.ParseRandomSeed(a.value); err != nil {
 				return nil, &pgbUsageError{msg: fmt.Sprintf("unrecognized random seed option \"%s\"", a.value),
-					detail: `Expecting an unsigned integer, "time" or "rand".`}
+					detail: `Expecting an unsigned integer, "time" or "rand".`,
+					errs:   []string{"error while setting random seed from --random-seed option"}}
 			}
 			c.seed = a.value
 		case "show-script":
@@ -523,20 +580,14 @@ func readPgbench(args []string) (*pgbConfig, error) {
 			c.noJob = true
 		}
 	}
-	nscripts := 0
-	for _, a := range opts {
-		switch a.name {
-		case "builtin", "file":
-			if err := pgbCheckWeight(a.value); err != nil {
-				return nil, err
-			}
-			nscripts++
-		case "select-only", "skip-some-updates":
-			nscripts++
+	// What pgbench checks of the scripts once the options are read.
+	if c.protocol != "simple" {
+		if err := pgbCheckArgs(files); err != nil {
+			return nil, err
 		}
-		if nscripts > pgbMaxScripts {
-			return nil, pgbErrf("at most %d SQL scripts are allowed", pgbMaxScripts)
-		}
+	}
+	if !c.init && nscripts > 0 && weights == 0 {
+		return nil, pgbErrf("total script weight must not be zero")
 	}
 	switch len(positional) {
 	case 0:
@@ -562,6 +613,9 @@ func readPgbench(args []string) (*pgbConfig, error) {
 	}
 	if c.txns == 0 && c.duration == 0 {
 		c.txns = 10 // pgbench's default
+	}
+	if err := c.checkLogOptions(); err != nil {
+		return nil, err
 	}
 	if c.timestamp && c.progress == 0 {
 		return nil, pgbErrf("--progress-timestamp is allowed only under --progress")
@@ -667,4 +721,106 @@ func pgbSpell(name string) string {
 		}
 	}
 	return name
+}
+
+// pgbReadScript reads and parses a -f FILE[@W] as pgbench does when it
+// meets the option, with pgbench's messages: could not open or read the
+// file, or the script's first error (pgbench.ScriptError's lines). The
+// run reads the file again; standard input ("-") is left to it, as it
+// can be read once only.
+func pgbReadScript(spec string) (*pgbench.Script, error) {
+	path := spec
+	if k := strings.LastIndexByte(path, '@'); k >= 0 {
+		path = path[:k]
+	}
+	if path == "-" {
+		return nil, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, pgbErrf("could not open file \"%s\": %s", path, pgbStrerror(err))
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, pgbErrf("could not read file \"%s\": %s", path, pgbStrerror(err))
+	}
+	s, err := pgbench.Parse(path, string(data))
+	var se *pgbench.ScriptError
+	if errors.As(err, &se) {
+		lines := se.PgbenchLines()
+		return nil, &pgbUsageError{msg: lines[0], raw: lines[1:]}
+	}
+	if err != nil {
+		return nil, pgbErrf("%s", err)
+	}
+	return s, nil
+}
+
+// pgbStrerror is the C library's text for a file error (%m), as pgbench
+// prints it: "No such file or directory".
+func pgbStrerror(err error) string {
+	var errno syscall.Errno
+	if !errors.As(err, &errno) {
+		return err.Error()
+	}
+	msg := errno.Error()
+	if msg == "" {
+		return msg
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// pgbCheckArgs refuses a SQL command that references more variables than
+// pgbench's MAX_ARGS leaves for parameters (255), as pgbench does with
+// -M extended or prepared once the options are read.
+func pgbCheckArgs(files []*pgbench.Script) error {
+	const maxParams = 255
+	for _, s := range files {
+		for _, c := range s.Commands {
+			if c.Kind != pgbench.CmdSQL || c.SQL == nil {
+				continue
+			}
+			n := 0
+			for _, q := range c.SQL.Queries {
+				n += len(q.Vars)
+			}
+			if n > maxParams {
+				return pgbErrf("statement has too many arguments (maximum is %d): %s", maxParams, c.SQL.Raw)
+			}
+		}
+	}
+	return nil
+}
+
+// checkLogOptions checks -l's companions as pgbench does, in its order.
+func (c *pgbConfig) checkLogOptions() error {
+	log, prefix, sampling, agg := false, false, false, 0
+	for _, a := range c.logOpts {
+		switch a.name {
+		case "log":
+			log = true
+		case "log-prefix":
+			prefix = true
+		case "sampling-rate":
+			sampling = true // readPgbench checked it is above 0
+		case "aggregate-interval":
+			agg, _ = strconv.Atoi(strings.TrimSpace(a.value))
+		}
+	}
+	switch {
+	case sampling && !log:
+		return pgbErrf("log sampling (--sampling-rate) is allowed only when logging transactions (-l)")
+	case sampling && agg > 0:
+		return pgbErrf("log sampling (--sampling-rate) and aggregation (--aggregate-interval) cannot be used at the same time")
+	case agg > 0 && !log:
+		return pgbErrf("log aggregation is allowed only when actually logging transactions")
+	case prefix && !log:
+		return pgbErrf("log file prefix (--log-prefix) is allowed only when logging transactions (-l)")
+	case c.duration > 0 && agg > c.duration:
+		return pgbErrf("number of seconds for aggregation (%d) must not be higher than test duration (%d)", agg, c.duration)
+	case c.duration > 0 && agg > 0 && c.duration%agg != 0:
+		return pgbErrf("duration (%d) must be a multiple of aggregation interval (%d)", c.duration, agg)
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,6 +12,11 @@ import (
 // pgbench's command line read with getopt_long's rules and pgbench 15's
 // checks: what each command line means, or the one error it gets.
 func TestReadPgbench(t *testing.T) {
+	// pgbench reads a script file when it meets -f.
+	script := filepath.Join(t.TempDir(), "x.sql")
+	if err := os.WriteFile(script, []byte("SELECT 1;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		args []string
@@ -41,8 +48,8 @@ func TestReadPgbench(t *testing.T) {
 		}, "", false},
 		{"report-latencies is -r", []string{"--report-latencies"}, func(c *pgbConfig) bool { return c.perCommand }, "", false},
 		{"-N", []string{"-N"}, func(c *pgbConfig) bool { return c.scripts[0].spec == "simple-update" }, "", false},
-		{"scripts in order", []string{"-b", "se@2", "-f", "x.sql", "-S"}, func(c *pgbConfig) bool {
-			return reflect.DeepEqual(c.scripts, []pgbScript{{true, "se@2"}, {false, "x.sql"}, {true, "select-only"}})
+		{"scripts in order", []string{"-b", "se@2", "-f", script, "-S"}, func(c *pgbConfig) bool {
+			return reflect.DeepEqual(c.scripts, []pgbScript{{true, "se@2"}, {false, script}, {true, "select-only"}})
 		}, "", false},
 		{"dbname anywhere", []string{"-c", "2", "mydb", "-t", "3"}, func(c *pgbConfig) bool {
 			return c.dbname == "mydb" && c.clients == 2 && c.txns == 3
@@ -100,6 +107,12 @@ func TestReadPgbench(t *testing.T) {
 		{"sampling rate above 1", []string{"-l", "--sampling-rate=2"}, nil, `invalid sampling rate: "2"`, false},
 		{"aggregate interval 0", []string{"-l", "--aggregate-interval=0"}, nil, "--aggregate-interval must be in range 1..2147483647", false},
 		{"bad random seed", []string{"--random-seed=x"}, nil, `unrecognized random seed option "x"`, false},
+		{"weight beyond strtol", []string{"-b", "si@99999999999999999999"}, nil, "invalid weight specification: @99999999999999999999", false},
+		{"zero total weight", []string{"-b", "se@0", "-b", "si@0"}, nil, "total script weight must not be zero", false},
+		{"a builtin's weight of zero among others", []string{"-b", "se@0", "-N"}, func(c *pgbConfig) bool { return len(c.scripts) == 2 }, "", false},
+		{"aggregation with -l", []string{"-l", "--aggregate-interval=2", "-T", "4"}, func(c *pgbConfig) bool { return len(c.logOpts) == 2 }, "", false},
+		{"log prefix without -l", []string{"--log-prefix=x"}, nil, "log file prefix (--log-prefix) is allowed only when logging transactions (-l)", false},
+		{"aggregation without -l", []string{"--aggregate-interval=3"}, nil, "log aggregation is allowed only when actually logging transactions", false},
 		{"benchmarking options of issue 16", []string{"-C", "--failures-detailed", "--verbose-errors", "-P", "1", "--progress-timestamp"}, func(c *pgbConfig) bool {
 			return c.connect && c.detailed && c.verbose && c.timestamp && c.progress == 1
 		}, "", false},

@@ -84,6 +84,10 @@ type SQL struct {
 	Queries []Query
 	Store   StoreKind
 	Prefix  string // variable name prefix of \gset / \aset
+	// Raw is the command's text as pgbench keeps it, from its first
+	// character (after white space and -- comments) to its end, for
+	// pgbench's messages about it.
+	Raw string
 }
 
 // Query is one query's text split at its :var references:

@@ -66,6 +66,7 @@ var keywords = map[string]tokKind{
 type token struct {
 	kind tokKind
 	pos  int    // byte offset in the expression text
+	end  int    // byte offset just after the token
 	text string // as written
 	i    int64
 	f    float64
@@ -76,6 +77,19 @@ type token struct {
 type exprError struct {
 	pos int
 	msg string // what is wrong, with its "expected ..." part
+
+	// pgbench's words for it (exprparse.y, exprscan.l): its message and
+	// the "more" it adds in parentheses; end is the offset just after
+	// the token where pgbench finds the error (its caret goes under the
+	// token's last byte), atEnd when that token is the end of the line.
+	pg, more string
+	end      int
+	atEnd    bool
+}
+
+// pgSyntax is pgbench's "syntax error" at token t.
+func pgSyntax(t token) (pg string, end int, atEnd bool) {
+	return "syntax error", t.end, t.kind == tEOF
 }
 
 func (e *exprError) Error() string { return e.msg }
@@ -114,9 +128,10 @@ func lexExpr(s string) ([]token, *exprError) {
 				j++
 			}
 			if j == i+1 {
-				return nil, &exprError{i, fmt.Sprintf("unexpected character %q, expected a variable name after \":\"", ":")}
+				return nil, &exprError{pos: i, msg: fmt.Sprintf("unexpected character %q, expected a variable name after \":\"", ":"),
+					pg: "unexpected character", more: ":", end: i + 1}
 			}
-			toks = append(toks, token{kind: tVar, pos: start, text: s[i+1 : j]})
+			toks = append(toks, token{kind: tVar, pos: start, end: j, text: s[i+1 : j]})
 			i = j
 			continue
 		case isDigit(c) || c == '.' && i+1 < len(s) && isDigit(s[i+1]):
@@ -137,7 +152,7 @@ func lexExpr(s string) ([]token, *exprError) {
 			if !ok {
 				k = tIdent
 			}
-			toks = append(toks, token{kind: k, pos: start, text: w})
+			toks = append(toks, token{kind: k, pos: start, end: j, text: w})
 			i = j
 			continue
 		}
@@ -196,13 +211,15 @@ func lexExpr(s string) ([]token, *exprError) {
 				if c >= 0x80 {
 					ch = firstRune(s[i:])
 				}
-				return nil, &exprError{i, fmt.Sprintf("unexpected character %q in expression", ch)}
+				// flex's "." is one byte: pgbench names the byte.
+				return nil, &exprError{pos: i, msg: fmt.Sprintf("unexpected character %q in expression", ch),
+					pg: "unexpected character", more: s[i : i+1], end: i + 1}
 			}
 		}
-		toks = append(toks, token{kind: k, pos: start, text: s[i : i+n]})
+		toks = append(toks, token{kind: k, pos: start, end: i + n, text: s[i : i+n]})
 		i += n
 	}
-	toks = append(toks, token{kind: tEOF, pos: len(s)})
+	toks = append(toks, token{kind: tEOF, pos: len(s), end: len(s)})
 	return toks, nil
 }
 
@@ -244,19 +261,21 @@ func lexNumber(s string, i int) (token, int, *exprError) {
 	text := s[i:j]
 	if !isDouble {
 		if text == "9223372036854775808" {
-			return token{kind: tMaxIntPlusOne, pos: i, text: text}, j - i, nil
+			return token{kind: tMaxIntPlusOne, pos: i, end: j, text: text}, j - i, nil
 		}
 		v, err := strconv.ParseInt(text, 10, 64)
 		if err != nil {
-			return token{}, 0, &exprError{i, fmt.Sprintf("bigint constant overflow (%s), expected an integer between -9223372036854775808 and 9223372036854775807", text)}
+			return token{}, 0, &exprError{pos: i, msg: fmt.Sprintf("bigint constant overflow (%s), expected an integer between -9223372036854775808 and 9223372036854775807", text),
+				pg: "bigint constant overflow", more: text, end: j}
 		}
-		return token{kind: tInt, pos: i, text: text, i: v}, j - i, nil
+		return token{kind: tInt, pos: i, end: j, text: text, i: v}, j - i, nil
 	}
 	f, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsInf(f, 0) || underflows(f, text) {
-		return token{}, 0, &exprError{i, fmt.Sprintf("double constant overflow (%s), expected a double within the range of 64-bit floating point", text)}
+		return token{}, 0, &exprError{pos: i, msg: fmt.Sprintf("double constant overflow (%s), expected a double within the range of 64-bit floating point", text),
+			pg: "double constant overflow", more: text, end: j}
 	}
-	return token{kind: tDouble, pos: i, text: text, f: f}, j - i, nil
+	return token{kind: tDouble, pos: i, end: j, text: text, f: f}, j - i, nil
 }
 
 // Precedence levels, lowest first, as in exprparse.y.
@@ -342,8 +361,9 @@ func parseExpr(s string) (Expr, *exprError) {
 		return nil, lerr
 	}
 	ps := &exprParser{src: s, toks: toks}
-	if ps.peek().kind == tEOF {
-		return nil, &exprError{len(s), "missing expression, expected an expression"}
+	if t := ps.peek(); t.kind == tEOF {
+		pg, end, atEnd := pgSyntax(t)
+		return nil, &exprError{pos: len(s), msg: "missing expression, expected an expression", pg: pg, end: end, atEnd: atEnd}
 	}
 	e, err := ps.expr(levOr)
 	if err != nil {
@@ -368,8 +388,9 @@ func (ps *exprParser) next() token {
 // syntax makes a syntax error at token t, quoting the rest of the
 // expression from there.
 func (ps *exprParser) syntax(t token, expected string) *exprError {
+	pg, end, atEnd := pgSyntax(t)
 	if t.kind == tEOF {
-		return &exprError{t.pos, "syntax error at end of expression: " + expected}
+		return &exprError{pos: t.pos, msg: "syntax error at end of expression: " + expected, pg: pg, end: end, atEnd: atEnd}
 	}
 	rest := strings.TrimSpace(ps.src[t.pos:])
 	if len(rest) > 30 {
@@ -379,7 +400,7 @@ func (ps *exprParser) syntax(t token, expected string) *exprError {
 		}
 		rest = rest[:cut] + "..."
 	}
-	return &exprError{t.pos, fmt.Sprintf("syntax error in expression at %q: %s", rest, expected)}
+	return &exprError{pos: t.pos, msg: fmt.Sprintf("syntax error in expression at %q: %s", rest, expected), pg: pg, end: end}
 }
 
 const expectOperand = "expected an operand"
@@ -527,13 +548,22 @@ func (ps *exprParser) primary() (Expr, *exprError) {
 		return e, nil
 	case tIdent:
 		if ps.peek().kind != tLParen {
-			return nil, &exprError{t.pos, fmt.Sprintf("syntax error in expression at %q: expected a function call such as %s(...), a :variable, a number, TRUE, FALSE or NULL", t.text, strings.ToLower(t.text))}
+			e := &exprError{pos: t.pos, msg: fmt.Sprintf("syntax error in expression at %q: expected a function call such as %s(...), a :variable, a number, TRUE, FALSE or NULL", t.text, strings.ToLower(t.text))}
+			// pgbench looks the name up as soon as it has read it, then
+			// wants a "(".
+			if _, ok := functions[strings.ToLower(t.text)]; !ok {
+				e.pg, e.more, e.end = "unexpected function name", t.text, t.end
+			} else {
+				e.pg, e.end, e.atEnd = pgSyntax(ps.peek())
+			}
+			return nil, e
 		}
 		return ps.call(t)
 	case kwCase:
 		return ps.caseExpr()
 	case tMaxIntPlusOne:
-		return nil, &exprError{t.pos, fmt.Sprintf("bigint constant overflow (%s), expected an integer between -9223372036854775808 and 9223372036854775807", t.text)}
+		return nil, &exprError{pos: t.pos, msg: fmt.Sprintf("bigint constant overflow (%s), expected an integer between -9223372036854775808 and 9223372036854775807", t.text),
+			pg: "syntax error", end: t.end} // pgbench's grammar has it only after a minus
 	}
 	return nil, ps.syntax(t, expectOperand)
 }
@@ -544,15 +574,18 @@ func (ps *exprParser) call(name token) (Expr, *exprError) {
 	fn := strings.ToLower(name.text)
 	def, ok := functions[fn]
 	if !ok {
-		return nil, &exprError{name.pos, fmt.Sprintf("unknown function %q, expected one of %s", name.text, functionList())}
+		return nil, &exprError{pos: name.pos, msg: fmt.Sprintf("unknown function %q, expected one of %s", name.text, functionList()),
+			pg: "unexpected function name", more: name.text, end: name.end}
 	}
 	ps.next() // (
 	var args []Expr
-	if ps.peek().kind == tRParen {
+	rparen := ps.peek()
+	if rparen.kind == tRParen {
 		ps.next()
 	} else {
-		// pgbench's grammar accepts one leading comma: f(, x) is f(x).
-		if ps.peek().kind == tComma && ps.toks[ps.p+1].kind != tRParen {
+		// pgbench's grammar accepts one leading comma: f(, x) is f(x),
+		// and f(,) fails at the ")".
+		if ps.peek().kind == tComma {
 			ps.next()
 		}
 		for {
@@ -563,6 +596,7 @@ func (ps *exprParser) call(name token) (Expr, *exprError) {
 			args = append(args, a)
 			t := ps.next()
 			if t.kind == tRParen {
+				rparen = t
 				break
 			}
 			if t.kind != tComma {
@@ -585,7 +619,13 @@ func (ps *exprParser) call(name token) (Expr, *exprError) {
 		if want == "1" || want == "at least 1" {
 			plural = ""
 		}
-		return nil, &exprError{name.pos, fmt.Sprintf("%s() called with %d argument%s, expected %s argument%s", fn, n, pluralS(n), want, plural)}
+		// pgbench counts the arguments when it has read the ")".
+		pg := "unexpected number of arguments"
+		if def.max < 0 {
+			pg = "at least one argument expected"
+		}
+		return nil, &exprError{pos: name.pos, msg: fmt.Sprintf("%s() called with %d argument%s, expected %s argument%s", fn, n, pluralS(n), want, plural),
+			pg: pg, more: fn, end: rparen.end}
 	}
 	if def.seedArg > 0 && n == def.seedArg {
 		// The optional seed defaults to :default_seed, as in pgbench.

@@ -149,7 +149,7 @@ func TestExprSyntaxErrors(t *testing.T) {
 		{"foo(1)", `unknown function "foo", expected one of ` + strings.Join(FunctionNames(), ", ")},
 		{"random(1", `syntax error at end of expression: expected "," or ")" in the arguments of random()`},
 		{"random(1 2)", `syntax error in expression at "2)": expected "," or ")" in the arguments of random()`},
-		{"abs(,)", `syntax error in expression at ",)": expected an operand`},
+		{"abs(,)", `syntax error in expression at ")": expected an operand`},
 		{"random(1)", `random() called with 1 argument, expected 2 arguments`},
 		{"random(1, 2, 3)", `random() called with 3 arguments, expected 2 arguments`},
 		{"random_exponential(1, 2)", `random_exponential() called with 2 arguments, expected 3 arguments`},

@@ -23,7 +23,7 @@ import (
 // meta-command starts; "\;" glues queries into one compound command and
 // "\:" is a literal ':'.
 func Parse(name, text string) (*Script, error) {
-	p := &scriptParser{name: name, src: text}
+	p := &scriptParser{name: name, src: text, metaText: map[*Command]string{}}
 	for i := 0; i < len(text); i++ {
 		if text[i] == '\n' {
 			p.newlines = append(p.newlines, i)
@@ -94,6 +94,11 @@ type scriptParser struct {
 
 	// open conditionals, innermost last
 	conds []*condFrame
+	// cond is the first conditional out of place (\elif without \if, ...),
+	// reported once the script is read, as pgbench does.
+	cond *ScriptError
+	// metaText is each meta-command's line as pgbench shows it.
+	metaText map[*Command]string
 }
 
 type condFrame struct {
@@ -108,8 +113,11 @@ func (p *scriptParser) line(off int) int {
 	return sort.SearchInts(p.newlines, off) + 1
 }
 
+// errAt is an error at offset off in sledge's words; where pgbench has no
+// error of its own for it, its lines say the same after FILE:LINE.
 func (p *scriptParser) errAt(off int, format string, args ...any) error {
-	return fmt.Errorf("%s:%d: %s", p.name, p.line(off), fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf("%s:%d: %s", p.name, p.line(off), fmt.Sprintf(format, args...))
+	return pgFatal(msg, msg)
 }
 
 func (p *scriptParser) parse() error {
@@ -138,11 +146,17 @@ func (p *scriptParser) parse() error {
 			break
 		}
 	}
-	if n := len(p.conds); n > 0 {
-		return fmt.Errorf("%s: missing \\endif for the \\if at line %d", p.name, p.conds[n-1].line)
-	}
+	// pgbench's order: an empty script, then the conditionals.
 	if len(p.cmds) == 0 {
-		return fmt.Errorf("%s: empty script, expected at least one SQL command or meta-command", p.name)
+		return pgFatal(fmt.Sprintf("%s: empty script, expected at least one SQL command or meta-command", p.name),
+			fmt.Sprintf("empty command list for script \"%s\"", p.name))
+	}
+	if p.cond != nil {
+		return p.cond
+	}
+	if n := len(p.conds); n > 0 {
+		return pgFatal(fmt.Sprintf("%s: missing \\endif for the \\if at line %d", p.name, p.conds[n-1].line),
+			fmt.Sprintf("condition error in script \"%s\" command %d: \\if without matching \\endif", p.name, len(p.cmds)+1))
 	}
 	return nil
 }
@@ -422,7 +436,7 @@ func (p *scriptParser) sqlCommand(text string, splits []int, first, end int) *Co
 		Kind: CmdSQL,
 		Line: p.line(first),
 		Text: oneLine(p.src[first:end]),
-		SQL:  &SQL{Queries: queries},
+		SQL:  &SQL{Queries: queries, Raw: p.src[first:end]},
 	}
 }
 
@@ -567,6 +581,63 @@ func splitWords(s string) []word {
 // metaCommands lists the meta-commands, for messages.
 const metaCommands = `\set, \sleep, \setshell, \shell, \if, \elif, \else, \endif, \gset, \aset, \startpipeline, \syncpipeline, \endpipeline`
 
+// metaLine is the meta-command being parsed, for its errors: where its
+// backslash and its end are, its line as pgbench prints it (from the
+// backslash to the end of the command, continuations included) and its
+// name as written.
+type metaLine struct {
+	b, e int
+	text string
+	name string
+}
+
+// col is pgbench's column (0-based, from the backslash) of an offset of
+// the command's logical line, which starts just after the backslash.
+func (m *metaLine) col(off int) int { return off + 1 }
+
+// endCol is pgbench's column when the error is at the end of the command:
+// the newline that ends it, or the script's last byte when none does.
+func (m *metaLine) endCol(srcLen int) int {
+	if m.e < srcLen {
+		return m.e - m.b
+	}
+	return m.e - 1 - m.b
+}
+
+// metaErr is an error in meta-command m, in sledge's words (format, args)
+// and pgbench's (syntax_error's msg and more; the command's line when
+// withLine, with a caret under col when col >= 0).
+func (p *scriptParser) metaErr(m *metaLine, withLine bool, msg, more string, col int, format string, args ...any) error {
+	lineno := p.line(m.b)
+	sledge := fmt.Sprintf("%s:%d: %s", p.name, lineno, fmt.Sprintf(format, args...))
+	line := ""
+	if withLine {
+		line = m.text
+	}
+	return pgSyntaxError(sledge, p.name, lineno, line, m.name, msg, more, col)
+}
+
+// exprErr is an error in the expression of meta-command m, which starts
+// at offset off of the command's logical line.
+func (p *scriptParser) exprErr(m *metaLine, off int, err *exprError) error {
+	col := m.col(off + err.end - 1)
+	if err.atEnd {
+		col = m.endCol(len(p.src))
+	}
+	return p.metaErr(m, true, err.pg, err.more, col, "%s", err.msg)
+}
+
+// condErr records pgbench's error for a conditional out of place: pgbench
+// checks them once the whole script is read (after its other errors), and
+// numbers the command from 1.
+func (p *scriptParser) condErr(b int, what string) {
+	if p.cond != nil {
+		return
+	}
+	p.cond = pgFatal(fmt.Sprintf("%s:%d: %s", p.name, p.line(b), what),
+		fmt.Sprintf("condition error in script \"%s\" command %d: %s", p.name, len(p.cmds)+1, what))
+}
+
 // metaCommand parses the meta-command whose backslash is at b and returns
 // the offset where SQL scanning resumes.
 func (p *scriptParser) metaCommand(b int) (int, error) {
@@ -581,26 +652,41 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 	}
 	next := e + 1
 	raw := src[b+1 : e]
-	logical := strings.NewReplacer("\\\r\n", " ", "\\\n", " ").Replace(raw)
+	// Continuations become blanks of the same length, so that offsets in
+	// the logical line are offsets in the source too.
+	logical := strings.NewReplacer("\\\r\n", "   ", "\\\n", "  ").Replace(raw)
 	text := oneLine(`\` + collapseContinuations(raw))
 	words := splitWords(logical)
 	if len(words) == 0 {
 		return 0, p.errAt(b, `missing command name after "\", expected a meta-command (%s)`, metaCommands)
 	}
 	name := strings.ToLower(words[0].s)
+	m := &metaLine{b: b, e: e, text: strings.TrimRight(src[b:e], "\r\n"), name: words[0].s}
 	cmd := &Command{Line: p.line(b), Text: text}
 	args := words[1:]
 	noArgs := func() error {
 		if len(args) > 0 {
-			return p.errAt(b, `\%s takes no argument, got %q`, name, args[0].s)
+			return p.metaErr(m, true, "unexpected argument", "", -1, `\%s takes no argument, got %q`, name, args[0].s)
 		}
 		return nil
+	}
+	switch name {
+	case "set", "if", "elif":
+	default:
+		// pgbench reads the words of the other commands into MAX_ARGS
+		// slots before it looks at them.
+		if err := p.maxArgs(m, name, words); err != nil {
+			return 0, err
+		}
 	}
 
 	switch name {
 	case "set":
-		if len(args) < 2 {
-			return 0, p.errAt(b, `\set needs a variable name and an expression`)
+		if len(args) == 0 {
+			return 0, p.metaErr(m, false, "missing argument", "", -1, `\set needs a variable name and an expression`)
+		}
+		if len(args) == 1 {
+			return 0, p.metaErr(m, true, "syntax error", "", m.endCol(len(src)), `\set needs a variable name and an expression`)
 		}
 		// An invalid name (ValidVarName) fails when the command runs, as
 		// in pgbench.
@@ -608,17 +694,17 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		cmd.Var = args[0].s
 		ex, err := parseExpr(logical[args[0].end:])
 		if err != nil {
-			return 0, p.errAt(b, "%s", err.msg)
+			return 0, p.exprErr(m, args[0].end, err)
 		}
 		cmd.Expr = ex
 
 	case "if", "elif":
 		if len(args) == 0 {
-			return 0, p.errAt(b, `\%s needs an expression`, name)
+			return 0, p.metaErr(m, true, "syntax error", "", m.endCol(len(src)), `\%s needs an expression`, name)
 		}
 		ex, err := parseExpr(logical[words[0].end:])
 		if err != nil {
-			return 0, p.errAt(b, "%s", err.msg)
+			return 0, p.exprErr(m, words[0].end, err)
 		}
 		cmd.Expr = ex
 		if name == "if" {
@@ -626,13 +712,11 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 			p.conds = append(p.conds, &condFrame{open: len(p.cmds), branches: []int{len(p.cmds)}, line: cmd.Line})
 		} else {
 			cmd.Kind = CmdElif
-			f, err := p.branch(b, name)
-			if err != nil {
-				return 0, err
+			if f := p.branch(b, name); f != nil {
+				p.cmds[f.open].Next = len(p.cmds)
+				f.open = len(p.cmds)
+				f.branches = append(f.branches, len(p.cmds))
 			}
-			p.cmds[f.open].Next = len(p.cmds)
-			f.open = len(p.cmds)
-			f.branches = append(f.branches, len(p.cmds))
 		}
 
 	case "else":
@@ -640,14 +724,12 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 			return 0, err
 		}
 		cmd.Kind = CmdElse
-		f, err := p.branch(b, name)
-		if err != nil {
-			return 0, err
+		if f := p.branch(b, name); f != nil {
+			p.cmds[f.open].Next = len(p.cmds)
+			f.open = -1
+			f.sawElse = true
+			f.branches = append(f.branches, len(p.cmds))
 		}
-		p.cmds[f.open].Next = len(p.cmds)
-		f.open = -1
-		f.sawElse = true
-		f.branches = append(f.branches, len(p.cmds))
 
 	case "endif":
 		if err := noArgs(); err != nil {
@@ -656,7 +738,8 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		cmd.Kind = CmdEndif
 		n := len(p.conds)
 		if n == 0 {
-			return 0, p.errAt(b, `\endif without matching \if`)
+			p.condErr(b, `\endif without matching \if`)
+			break
 		}
 		f := p.conds[n-1]
 		p.conds = p.conds[:n-1]
@@ -669,16 +752,13 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		}
 
 	case "sleep":
-		if err := p.sleep(b, cmd, args); err != nil {
+		if err := p.sleep(m, cmd, args); err != nil {
 			return 0, err
 		}
 
 	case "setshell":
-		if err := p.maxArgs(b, name, words); err != nil {
-			return 0, err
-		}
 		if len(args) < 2 {
-			return 0, p.errAt(b, `\setshell needs a variable name and a command`)
+			return 0, p.metaErr(m, true, "missing argument", "", -1, `\setshell needs a variable name and a command`)
 		}
 		cmd.Kind = CmdSetShell // an invalid name fails when it runs
 		cmd.Var = args[0].s
@@ -691,11 +771,8 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		}
 
 	case "shell":
-		if err := p.maxArgs(b, name, words); err != nil {
-			return 0, err
-		}
 		if len(args) < 1 {
-			return 0, p.errAt(b, `\shell needs a command`)
+			return 0, p.metaErr(m, true, "missing command", "", -1, `\shell needs a command`)
 		}
 		cmd.Kind = CmdShell
 		for _, w := range args {
@@ -708,14 +785,22 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 
 	case "gset", "aset":
 		if len(args) > 1 {
-			return 0, p.errAt(b, `\%s takes at most one argument (a variable name prefix), got %d`, name, len(args))
+			return 0, p.metaErr(m, true, "too many arguments", "", -1, `\%s takes at most one argument (a variable name prefix), got %d`, name, len(args))
 		}
 		var prev *Command
 		if n := len(p.cmds); n > 0 {
 			prev = p.cmds[n-1]
 		}
 		if prev == nil || prev.Kind != CmdSQL || prev.SQL.Store != StoreNone {
-			return 0, p.errAt(b, `\%s must follow an SQL command, expected a query before it`, name)
+			// pgbench's words name \gset for \aset too, and add the line
+			// of a meta-command before it (SQL's is not known yet then).
+			more := ""
+			if prev != nil && prev.Kind != CmdSQL {
+				more = p.metaText[prev]
+			}
+			lineno := p.line(b)
+			return 0, pgSyntaxError(fmt.Sprintf("%s:%d: \\%s must follow an SQL command, expected a query before it", p.name, lineno, name),
+				p.name, lineno, "", "", `\gset must follow an SQL command`, more, -1)
 		}
 		prev.SQL.Store = StoreGset
 		if name == "aset" {
@@ -748,43 +833,48 @@ func (p *scriptParser) metaCommand(b int) (int, error) {
 		cmd.Kind = CmdEndPipeline
 
 	default:
-		return 0, p.errAt(b, `invalid command \%s, expected one of %s`, words[0].s, metaCommands)
+		return 0, p.metaErr(m, true, "invalid command", "", -1, `invalid command \%s, expected one of %s`, words[0].s, metaCommands)
 	}
+	p.metaText[cmd] = m.text
 	p.cmds = append(p.cmds, cmd)
 	return next, nil
 }
 
-// branch returns the innermost open conditional for an \elif or \else.
-func (p *scriptParser) branch(b int, name string) (*condFrame, error) {
+// branch returns the innermost open conditional for an \elif or \else,
+// or nil when there is none or it already had its \else (an error
+// pgbench reports once the script is read: condErr).
+func (p *scriptParser) branch(b int, name string) *condFrame {
 	n := len(p.conds)
 	if n == 0 {
-		return nil, p.errAt(b, `\%s without matching \if`, name)
+		p.condErr(b, fmt.Sprintf(`\%s without matching \if`, name))
+		return nil
 	}
 	f := p.conds[n-1]
 	if f.sawElse {
-		return nil, p.errAt(b, `\%s after \else`, name)
+		p.condErr(b, fmt.Sprintf(`\%s after \else`, name))
+		return nil
 	}
-	return f, nil
+	return f
 }
 
 // sleep parses \sleep n [us|ms|s], n an integer constant (possibly glued to
 // its unit, as "10ms") or a :variable.
-func (p *scriptParser) sleep(b int, cmd *Command, args []word) error {
+func (p *scriptParser) sleep(m *metaLine, cmd *Command, args []word) error {
 	if len(args) == 0 {
-		return p.errAt(b, `\sleep needs a duration, expected \sleep n [us|ms|s]`)
+		return p.metaErr(m, true, "missing argument", "", -1, `\sleep needs a duration, expected \sleep n [us|ms|s]`)
 	}
 	if len(args) > 2 {
-		return p.errAt(b, `\sleep has too many arguments (%q), expected \sleep n [us|ms|s]`, args[2].s)
+		return p.metaErr(m, true, "too many arguments", "", m.col(args[2].start), `\sleep has too many arguments (%q), expected \sleep n [us|ms|s]`, args[2].s)
 	}
 	cmd.Kind = CmdSleep
 	n := args[0].s
-	unit := ""
+	unit, unitCol := "", 0
 	if len(args) == 2 {
-		unit = args[1].s
+		unit, unitCol = args[1].s, m.col(args[1].start)
 	}
 	if strings.HasPrefix(n, ":") {
 		if !ValidVarName(n[1:]) {
-			return p.errAt(b, `invalid variable reference %q in \sleep, expected :name`, n)
+			return p.errAt(m.b, `invalid variable reference %q in \sleep, expected :name`, n)
 		}
 		cmd.Sleep = Arg{Var: n[1:]}
 	} else {
@@ -797,14 +887,15 @@ func (p *scriptParser) sleep(b int, cmd *Command, args []word) error {
 			j++
 		}
 		if j == i || j < len(n) && (len(args) == 2) {
-			return p.errAt(b, `invalid sleep time %q, expected an integer or a :variable`, n)
+			return p.metaErr(m, true, "invalid sleep time, must be an integer", n, m.col(args[0].start),
+				`invalid sleep time %q, expected an integer or a :variable`, n)
 		}
 		if j < len(n) {
-			unit = n[j:]
+			unit, unitCol = n[j:], m.col(args[0].start+j)
 		}
 		v, err := strconv.ParseInt(n[:j], 10, 64)
 		if err != nil {
-			return p.errAt(b, `sleep time %q is out of range, expected a 64-bit integer`, n[:j])
+			return p.errAt(m.b, `sleep time %q is out of range, expected a 64-bit integer`, n[:j])
 		}
 		cmd.Sleep = Arg{Lit: strconv.FormatInt(v, 10)}
 	}
@@ -816,7 +907,8 @@ func (p *scriptParser) sleep(b int, cmd *Command, args []word) error {
 	case "us":
 		cmd.SleepUnit = time.Microsecond
 	default:
-		return p.errAt(b, `unrecognized time unit %q in \sleep, expected us, ms or s`, unit)
+		return p.metaErr(m, true, "unrecognized time unit, must be us, ms or s", unit, unitCol,
+			`unrecognized time unit %q in \sleep, expected us, ms or s`, unit)
 	}
 	return nil
 }
@@ -826,10 +918,11 @@ func (p *scriptParser) sleep(b int, cmd *Command, args []word) error {
 const maxMetaWords = 256
 
 // maxArgs refuses a meta-command of more than maxMetaWords words, as
-// pgbench does when it reads the script.
-func (p *scriptParser) maxArgs(b int, name string, words []word) error {
+// pgbench does when it reads the script (before it has the line to show).
+func (p *scriptParser) maxArgs(m *metaLine, name string, words []word) error {
 	if len(words) > maxMetaWords {
-		return p.errAt(b, `too many arguments in command "%s": %d words, expected at most %d with the command's name`, name, len(words), maxMetaWords)
+		return p.metaErr(m, false, "too many arguments", "", -1,
+			`too many arguments in command "%s": %d words, expected at most %d with the command's name`, name, len(words), maxMetaWords)
 	}
 	return nil
 }

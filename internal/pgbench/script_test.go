@@ -1,6 +1,8 @@
 package pgbench
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -488,5 +490,40 @@ func TestCasts(t *testing.T) {
 	}
 	if a := s.Commands[1].Args[1]; a != (Arg{Lit: ":x"}) {
 		t.Errorf("\\shell arg %+v", a)
+	}
+}
+
+// The same errors in pgbench 15's words (ScriptError.PgbenchLines), which
+// sledge pgbench prints: the caret's column counts from the backslash,
+// continuation lines included.
+func TestParseErrorsPgbenchLines(t *testing.T) {
+	tests := []struct {
+		text string
+		want []string
+	}{
+		{"\\set x 1 +)", []string{`bad.sql:1: syntax error in command "set"`, `\set x 1 +)`, `          ^ error found here`}},
+		{"SELECT 1;\n  \\set x 1 +\n", []string{`bad.sql:2: syntax error in command "set"`, `\set x 1 +`, `          ^ error found here`}},
+		{"\\set x 1 + \\\n  foo(2)\n", []string{`bad.sql:1: unexpected function name (foo) in command "set"`, "\\set x 1 + \\\n  foo(2)", `                 ^ error found here`}},
+		{"\\SET x abs(1, 2)", []string{`bad.sql:1: unexpected number of arguments (abs) in command "SET"`, `\SET x abs(1, 2)`, `               ^ error found here`}},
+		{"\\set x abs", []string{`bad.sql:1: syntax error in command "set"`, `\set x abs`, `         ^ error found here`}},
+		{"\\set x 1 @ 2", []string{`bad.sql:1: unexpected character (@) in command "set"`, `\set x 1 @ 2`, `         ^ error found here`}},
+		{"\\sleep 5 m", []string{`bad.sql:1: unrecognized time unit, must be us, ms or s (m) in command "sleep"`, `\sleep 5 m`, `         ^ error found here`}},
+		{"\\startpipeline x", []string{`bad.sql:1: unexpected argument in command "startpipeline"`, `\startpipeline x`}},
+		{"\\shell echo " + strings.Repeat("a ", 255), []string{`bad.sql:1: too many arguments in command "shell"`}},
+		{"select 1;\n\\if 1\n", []string{`condition error in script "bad.sql" command 3: \if without matching \endif`}},
+		{"\\if 1\n\\else\n\\else\n\\set x 1 +\n", []string{`bad.sql:4: syntax error in command "set"`, `\set x 1 +`, `          ^ error found here`}},
+		{"select 1 \\aset\n\\aset", []string{`bad.sql:2: \gset must follow an SQL command`}},
+		{"select 'abc;\n", []string{`bad.sql:1: unterminated quoted string, expected a closing '`}},
+	}
+	for _, tt := range tests {
+		_, err := Parse("bad.sql", tt.text)
+		var se *ScriptError
+		if !errors.As(err, &se) {
+			t.Errorf("%q: %v, want a *ScriptError", tt.text, err)
+			continue
+		}
+		if got := se.PgbenchLines(); !slices.Equal(got, tt.want) {
+			t.Errorf("%q:\n got %q\nwant %q", tt.text, got, tt.want)
+		}
 	}
 }
