@@ -123,6 +123,9 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if err != nil {
 		return bad(err)
 	}
+	if !pgbSeed(env, c) {
+		return pgbExitBad
+	}
 	if c.init {
 		return pgbInit(cmd, env, c, url, bad)
 	}
@@ -175,10 +178,12 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 		for _, s := range c.scripts {
 			builtin = builtin || s.builtin
 		}
-		if builtin {
-			// pgbench counts pgbench_branches whenever a builtin runs.
+		switch {
+		case builtin && !pgbPostgres(url):
+			// pgbench counts pgbench_branches whenever a builtin runs; on
+			// PostgreSQL its setup says so with the count (pgbSetup).
 			fmt.Fprintln(env.Stderr, "sledge pgbench: warning: scale option ignored, using count from pgbench_branches table, as pgbench does")
-		} else {
+		case !builtin:
 			sub = append(sub, "--scale", fmt.Sprint(c.scale))
 		}
 	}
@@ -192,8 +197,8 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if c.noJob {
 		sub = append(sub, "--no-job")
 	}
-	if !c.noVacuum {
-		pgbVacuum(cmd, env, c)
+	if code := pgbSetup(cmd, env, c, url, bad); code >= 0 {
+		return code
 	}
 	renv := *env
 	renv.IsTerminal = false // pgbench draws no progress bar
@@ -695,31 +700,6 @@ func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps stri
 		return bad(err), true
 	}
 	return pgbExitOK, true
-}
-
-// pgbVacuum is pgbench's vacuum before a run (unless -n), builtin scripts
-// or files alike, on stderr: on PostgreSQL only (the other databases have
-// no VACUUM of pgbench's kind). A database that cannot be opened is left
-// to the run, which says why.
-func pgbVacuum(cmd *cobra.Command, env *Env, c *pgbConfig) {
-	url, err := c.pgbURL(env.Getenv)
-	if err != nil || !pgbPostgres(url) {
-		return
-	}
-	d, err := runner.OpenDB(cmd.Context(), url)
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	pd, ok := d.(*postgres.DB)
-	if !ok {
-		return
-	}
-	builtin := false
-	for _, s := range c.scripts {
-		builtin = builtin || s.builtin
-	}
-	pd.PgbenchVacuum(cmd.Context(), builtin, c.vacuumAll, "sledge pgbench: ", env.Stderr)
 }
 
 // pgbPostgres tells whether url names a PostgreSQL database, without
