@@ -33,6 +33,7 @@ type pgbReport struct {
 	duration int  // -T; 0 for -t
 	stddev   bool // pgbench prints the latency stddev with -P, -R or -L
 	connect  bool // -C: the average connection time, tps including it
+	debug    bool // -d: pgbench's lines of what each client does
 	// classified is set by the report: transactions failed, every one a
 	// serialization failure or a deadlock, which pgbench 15 counts as
 	// failed and still ends with 0 (it ends with 2 when a client aborts
@@ -204,7 +205,7 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
 	renv.pgb = &pgbReport{threads: min(c.threads, c.clients), maxTries: c.maxTries, duration: c.duration,
-		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect}
+		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect, debug: c.debug}
 	code := sledgeSub(cmd, &renv, sub, func(err error) int {
 		var ee *runner.ExitError
 		if errors.As(err, &ee) && ee.Code == ExitFailedTx && renv.pgb.classified {
@@ -583,7 +584,8 @@ Benchmarking options:
   --verbose-errors         print the error of every failed or retried try
 
 Common options:
-  -d, --debug              accepted; prints nothing more
+  -d, --debug              print debugging output (each client's scripts,
+                           meta-commands and SQL sent, on stderr)
   -h, --host=HOSTNAME      database server host or socket directory
   -p, --port=PORT          database server port number
   -U, --username=USERNAME  connect as specified database user

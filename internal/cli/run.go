@@ -159,7 +159,7 @@ all are TPC-H-derived, never TPC-H results.`,
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
 	_, err := runner.Run(ctx, runner.RunEnv{
 		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job, WorkerArgs: o.workerArgs,
-		TryErrors: pgbTryErrorsFor(env, o),
+		TryErrors: pgbTryErrorsFor(env, o), Script: pgbScriptsFor(env),
 		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
 			_, err := runner.BuildSchema(ctx, buildEnv(env, nil), s, w, 1, defaultBuildVUs(), o.JSON)
 			return err
@@ -297,5 +297,27 @@ func pgbTryErrorsFor(env *Env, o *runOpts) func(*engine.Plan) func(engine.TryErr
 	}
 	return func(p *engine.Plan) func(engine.TryError) {
 		return pgbTryErrors(env.Stderr, o.VerboseErrors, env.pgb.maxTries, p.LatencyLimit)
+	}
+}
+
+// pgbScriptsFor is sledge pgbench's set-up of the scripts: \shell's
+// output on stdout and -d's lines on stderr, as pgbench's; nil for the
+// other commands.
+func pgbScriptsFor(env *Env) func(runner.ScriptWorkload) {
+	if env.pgb == nil {
+		return nil
+	}
+	return func(sw runner.ScriptWorkload) {
+		s, ok := sw.(interface {
+			SetShellStdout(io.Writer)
+			SetDebug(io.Writer, string)
+		})
+		if !ok {
+			return
+		}
+		s.SetShellStdout(env.Stdout)
+		if env.pgb.debug {
+			s.SetDebug(env.Stderr, pgbPrefix+"debug: ")
+		}
 	}
 }

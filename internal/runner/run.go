@@ -56,6 +56,10 @@ type RunEnv struct {
 	// try of a transaction (Plan.OnError), in place of --verbose-errors'
 	// lines: `sledge pgbench` says what pgbench says.
 	TryErrors func(p *engine.Plan) func(engine.TryError)
+	// Script, when set, sets up a run's scripts further once the
+	// protocol is chosen (`sledge pgbench`: \shell's output on stdout,
+	// -d's lines).
+	Script func(ScriptWorkload)
 	// WorkerArgs are the arguments of a local worker of `run --workers N`
 	// (docs/workers.md): run's own, without the database URL and the
 	// options only the coordinator uses.
@@ -273,6 +277,9 @@ func resolveProtocol(env RunEnv, o *RunOptions, w workload.Workload) (mode workl
 		o.Protocol = proto.String()
 		sw.SetPerCommand(o.PerCommand)
 		sw.SetStderr(env.Stderr)
+		if env.Script != nil {
+			env.Script(sw)
+		}
 	}
 	return mode, proto, nil
 }

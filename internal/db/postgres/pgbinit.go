@@ -221,4 +221,3 @@ func (r *pgbRows) Read(p []byte) (int, error) {
 	r.buf = r.buf[:copy(r.buf, r.buf[n:])]
 	return n, nil
 }
-

@@ -89,6 +89,7 @@ type terminal struct {
 	pipe     workload.Pipeliner // an open pipeline
 	script   int                // for debug(): 0-based script
 	command  int                // for debug(): 1-based command
+	vu       int                // the client, from 0
 }
 
 // txn is one run of a script; Run again after ErrRetry restores the
@@ -119,6 +120,7 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 		cols:   make([][]colCache, p.ncmds),
 	}
 	t.keepFn = t.keep
+	t.vu = vu
 	t.vars[slotClientID] = intSlot(int64(vu))
 	t.vars[slotScale] = intSlot(scale)
 	t.vars[slotRandomSeed] = intSlot(int64(seed))
@@ -207,6 +209,7 @@ func (x *txn) Run(ctx context.Context, c workload.Conn) error {
 	}
 	if x.tries == 0 {
 		t.randSave = *t.rand
+		t.debugf("executing script \"%s\"", x.cs.s.Name)
 	} else {
 		// A retry runs the same inputs: the variables and the random
 		// state as they were when the script started (pgbench, doc 9).
@@ -236,6 +239,9 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 		}
 		next, nextJumped := i+1, false
 		var err error
+		if t.w.debug != nil && k.kind != pgbench.CmdSQL {
+			t.debugf("executing %s", metaWords(k))
+		}
 		switch k.kind {
 		case pgbench.CmdSQL:
 			err = t.runSQL(ctx, sc, k)
@@ -509,7 +515,15 @@ func (t *terminal) runSQL(ctx context.Context, sc workload.ScriptConn, k *cmd) e
 		keep = t.keepFn
 		t.cur, t.lastRows, t.keepErr = k, -1, nil
 	}
+	if t.w.debug != nil {
+		sent := q.Text
+		if t.w.proto == workload.ProtoPrepared {
+			sent = fmt.Sprintf("P_%d", q.ID) // the statement's name, as pgbench says it
+		}
+		t.debugf("sending %s", sent)
+	}
 	err := sc.RunSQL(ctx, q, keep)
+	t.debugf("receiving")
 	t.cur = nil
 	if err != nil {
 		return err
@@ -676,6 +690,9 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 	c.Stderr = t.w.stderr
 	if k.kind == pgbench.CmdShell {
 		c.Stdout = t.w.stderr
+		if t.w.shellOut != nil {
+			c.Stdout = t.w.shellOut
+		}
 		if err := c.Run(); err != nil {
 			return fail(fmt.Errorf("%s: command %q failed: %v", name, line, err), "could not launch shell command")
 		}
@@ -719,6 +736,28 @@ func (t *terminal) startPipeline(ctx context.Context, sc workload.ScriptConn) er
 	}
 	t.pipe = p
 	return nil
+}
+
+// debugf writes one of pgbench -d's lines for the client, when on.
+func (t *terminal) debugf(format string, a ...any) {
+	if t.w.debug == nil {
+		return
+	}
+	fmt.Fprintf(t.w.debug, "%sclient %d %s\n", t.w.debugPrefix, t.vu, fmt.Sprintf(format, a...))
+}
+
+// metaWords is a meta-command as pgbench -d says it runs it: its name and
+// its words, a \set's variable without the expression, an \if's and
+// \elif's name alone.
+func metaWords(k *cmd) string {
+	name := "\\" + metaName[k.kind]
+	switch k.kind {
+	case pgbench.CmdSet:
+		return name + " " + k.c.Var
+	case pgbench.CmdSleep, pgbench.CmdShell, pgbench.CmdSetShell:
+		return strings.Join(strings.Fields(k.c.Text), " ")
+	}
+	return name
 }
 
 // errTerminal runs nothing: the scripts did not compile.
