@@ -47,15 +47,13 @@ func pgbTryErrors(w io.Writer, verbose bool, maxTries int, limit time.Duration) 
 				return
 			}
 			msg, ok := server(e.Err, "")
-			where := ""
+			where, inner := fmt.Sprintf("script %d", e.Kind), e.Err
 			if isScript {
 				msg, ok = server(e.Err, f.SQL)
-				where = fmt.Sprintf("command %d (SQL) of script %d", f.Command, f.Script)
-			} else {
-				where = fmt.Sprintf("script %d", e.Kind)
+				where, inner = fmt.Sprintf("command %d (SQL) of script %d", f.Command, f.Script), f.Err
 			}
 			if !ok {
-				msg = e.Err.Error()
+				msg = inner.Error()
 			}
 			fmt.Fprintf(&b, "%sclient %d got an error in %s; %s\n", pgbPrefix, e.VU, where, msg)
 			what := "ends the failed transaction"

@@ -369,6 +369,11 @@ func (t *terminal) value(i int) (pgbench.Value, error) {
 	}
 	if !s.valOK {
 		v, err := pgbench.ParseValue(s.text)
+		if err != nil && s.text == "" {
+			// pgbench says nothing of an empty value (a NULL from \gset)
+			// but that the evaluation failed.
+			return pgbench.Value{}, saying(malformed(t.p.names[i], s.text), "evaluation of meta-command failed")
+		}
 		if err != nil {
 			return pgbench.Value{}, malformed(t.p.names[i], s.text)
 		}
