@@ -310,6 +310,18 @@ SELECT 23 AS b1 UNION SELECT 24 ORDER BY 1 DESC \aset
 			c.compare = false
 			return c
 		}(),
+		// libpq's cursor under the error's position, on the statement's
+		// line, a long line cut around it (the extended protocol sends the
+		// text, which libpq shows).
+		{name: "syntax error on the second line", args: []string{"-n", "-t", "1", "-M", "extended"}, code: 2, compare: true,
+			scripts: []string{"SELECT 1,\n  2 +;\n"}, stdout: []string{`processed: 0/1$`},
+			stderr: []string{`(?m)^LINE 2:   2 \+;\n {13}\^$`}},
+		{name: "syntax error far along a long line", args: []string{"-n", "-t", "1", "-M", "extended"}, code: 2, compare: true,
+			scripts: []string{"SELECT " + strings.Repeat("10, ", 30) + "x y;\n"}, stdout: []string{`processed: 0/1$`},
+			stderr: []string{`(?m)^LINE 1: \.\.\.[0-9, ]+x y;$`}},
+		{name: "syntax error early in a long line", args: []string{"-n", "-t", "1", "-M", "extended"}, code: 2, compare: true,
+			scripts: []string{"SELECT x y, " + strings.Repeat("10, ", 30) + "1;\n"}, stdout: []string{`processed: 0/1$`},
+			stderr: []string{`(?m)^LINE 1: SELECT x y, [0-9, ]+\.\.\.\n {17}\^$`}},
 		// Meta-commands: the reason, then the line naming the command.
 		wordsErr("shell bad command", "\\shell sledge-no-such-command\n", `\(shell\) .* meta-command failed`,
 			pgbErrLine(`shell: could not launch shell command`), aborted(0, "shell", "execution of meta-command failed")),
