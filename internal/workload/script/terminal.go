@@ -209,7 +209,9 @@ func (x *txn) Run(ctx context.Context, c workload.Conn) error {
 	}
 	if x.tries == 0 {
 		t.randSave = *t.rand
-		t.debugf("executing script \"%s\"", x.cs.s.Name)
+		if t.w.debug != nil { // boxing the name would allocate on the hot path
+			t.debugf("executing script \"%s\"", x.cs.s.Name)
+		}
 	} else {
 		// A retry runs the same inputs: the variables and the random
 		// state as they were when the script started (pgbench, doc 9).
