@@ -672,10 +672,16 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 	if k.kind == pgbench.CmdSetShell {
 		name = "\\setshell"
 	}
-	pgbName := name[1:]
-	// pgbench's words for each way it fails (runShellCommand).
+	// pgbench's words for each way it fails (runShellCommand), which
+	// start with the command's first word as written.
+	first := ""
+	if len(k.args) > 0 {
+		if first = k.args[0].lit; k.args[0].slot >= 0 {
+			first = ":" + k.args[0].name
+		}
+	}
 	fail := func(err error, words string) error {
-		return saying(err, "execution of meta-command failed", pgbName+": "+words)
+		return saying(err, "execution of meta-command failed", first+": "+words)
 	}
 	var b strings.Builder
 	for i, a := range k.args {
@@ -694,6 +700,7 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 	}
 	line := b.String()
 	c := exec.CommandContext(ctx, "/bin/sh", "-c", line)
+	c.Args[0] = "sh" // as system() and popen() run it: the shell's messages say "sh: …"
 	c.Stderr = t.w.stderr
 	if k.kind == pgbench.CmdShell {
 		c.Stdout = t.w.stderr
@@ -713,15 +720,16 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 		}
 		return fail(fmt.Errorf("%s: command %q failed: %v", name, line, err), words)
 	}
-	first, _, _ := bytes.Cut(out, []byte("\n"))
-	res := strings.TrimSpace(string(first))
+	line1, _, _ := bytes.Cut(out, []byte("\n"))
+	res := strings.TrimSpace(string(line1))
 	n, err := strconv.ParseInt(res, 10, 64)
 	if err != nil {
 		return fail(fmt.Errorf("%s: shell command must return an integer (not %q)", name, res),
 			fmt.Sprintf("shell command must return an integer (not \"%s\")", res))
 	}
 	if k.badVar {
-		return fail(fmt.Errorf("%s: invalid variable name %q", name, k.c.Var), fmt.Sprintf("invalid variable name: \"%s\"", k.c.Var))
+		return saying(fmt.Errorf("%s: invalid variable name %q", name, k.c.Var), "execution of meta-command failed",
+			fmt.Sprintf("setshell: invalid variable name: \"%s\"", k.c.Var))
 	}
 	t.assign(k.slot, intSlot(n))
 	return nil
