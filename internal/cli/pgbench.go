@@ -34,6 +34,10 @@ type pgbReport struct {
 	stddev   bool // pgbench prints the latency stddev with -P, -R or -L
 	connect  bool // -C: the average connection time, tps including it
 	debug    bool // -d: pgbench's lines of what each client does
+	// setup is pgbench's setup connection (pgbSetup), once the run's
+	// options are checked: pgbench's status when the run must not go on,
+	// else -1.
+	setup func() int
 	// classified is set by the report: transactions failed, every one a
 	// serialization failure or a deadlock, which pgbench 15 counts as
 	// failed and still ends with 0 (it ends with 2 when a client aborts
@@ -198,14 +202,12 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if c.noJob {
 		sub = append(sub, "--no-job")
 	}
-	if code := pgbSetup(cmd, env, c, url, bad); code >= 0 {
-		return code
-	}
 	renv := *env
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
 	renv.pgb = &pgbReport{threads: min(c.threads, c.clients), maxTries: c.maxTries, duration: c.duration,
-		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect, debug: c.debug}
+		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect, debug: c.debug,
+		setup: func() int { return pgbSetup(cmd, env, c, url, bad) }}
 	code := sledgeSub(cmd, &renv, sub, func(err error) int {
 		var ee *runner.ExitError
 		if errors.As(err, &ee) && ee.Code == ExitFailedTx && renv.pgb.classified {

@@ -141,6 +141,13 @@ all are TPC-H-derived, never TPC-H results.`,
 			if _, err := runner.Run(cmd.Context(), runner.RunEnv{Stderr: io.Discard, Getenv: env.Getenv, DryRun: true}, &dry, w, url); err != nil {
 				return err
 			}
+			if env.pgb != nil && env.pgb.setup != nil {
+				// sledge pgbench: pgbench's setup connection, after the
+				// options are checked, as pgbench checks them first.
+				if code := env.pgb.setup(); code >= 0 {
+					return runner.Silent{Code: code}
+				}
+			}
 			job, jenv, err := startJob(cmd, env, "run", w, url)
 			if err != nil {
 				return err
