@@ -33,6 +33,11 @@ type pgbReport struct {
 	duration int  // -T; 0 for -t
 	stddev   bool // pgbench prints the latency stddev with -P, -R or -L
 	connect  bool // -C: the average connection time, tps including it
+	debug    bool // -d: pgbench's lines of what each client does
+	// setup is pgbench's setup connection (pgbSetup), once the run's
+	// options are checked: pgbench's status when the run must not go on,
+	// else -1.
+	setup func() int
 	// classified is set by the report: transactions failed, every one a
 	// serialization failure or a deadlock, which pgbench 15 counts as
 	// failed and still ends with 0 (it ends with 2 when a client aborts
@@ -119,6 +124,9 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if err != nil {
 		return bad(err)
 	}
+	if !pgbSeed(env, c) {
+		return pgbExitBad
+	}
 	if c.init {
 		return pgbInit(cmd, env, c, url, bad)
 	}
@@ -171,10 +179,12 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 		for _, s := range c.scripts {
 			builtin = builtin || s.builtin
 		}
-		if builtin {
-			// pgbench counts pgbench_branches whenever a builtin runs.
+		switch {
+		case builtin && !pgbPostgres(url):
+			// pgbench counts pgbench_branches whenever a builtin runs; on
+			// PostgreSQL its setup says so with the count (pgbSetup).
 			fmt.Fprintln(env.Stderr, "sledge pgbench: warning: scale option ignored, using count from pgbench_branches table, as pgbench does")
-		} else {
+		case !builtin:
 			sub = append(sub, "--scale", fmt.Sprint(c.scale))
 		}
 	}
@@ -188,14 +198,12 @@ func runPgbench(cmd *cobra.Command, env *Env, args []string) int {
 	if c.noJob {
 		sub = append(sub, "--no-job")
 	}
-	if !c.noVacuum {
-		pgbVacuum(cmd, env, c)
-	}
 	renv := *env
 	renv.IsTerminal = false // pgbench draws no progress bar
 	// pgbench runs no more threads than clients.
 	renv.pgb = &pgbReport{threads: min(c.threads, c.clients), maxTries: c.maxTries, duration: c.duration,
-		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect}
+		stddev: c.progress > 0 || c.rate > 0 || c.latency > 0, scripts: c.scripts, connect: c.connect, debug: c.debug,
+		setup: func() int { return pgbSetup(cmd, env, c, url, bad) }}
 	code := sledgeSub(cmd, &renv, sub, func(err error) int {
 		var ee *runner.ExitError
 		if errors.As(err, &ee) && ee.Code == ExitFailedTx && renv.pgb.classified {
@@ -576,7 +584,8 @@ Benchmarking options:
   --verbose-errors         print the error of every failed or retried try
 
 Common options:
-  -d, --debug              accepted; prints nothing more
+  -d, --debug              print debugging output (each client's scripts,
+                           meta-commands and SQL sent, on stderr)
   -h, --host=HOSTNAME      database server host or socket directory
   -p, --port=PORT          database server port number
   -U, --username=USERNAME  connect as specified database user
@@ -696,31 +705,6 @@ func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps stri
 		return bad(err), true
 	}
 	return pgbExitOK, true
-}
-
-// pgbVacuum is pgbench's vacuum before a run (unless -n), builtin scripts
-// or files alike, on stderr: on PostgreSQL only (the other databases have
-// no VACUUM of pgbench's kind). A database that cannot be opened is left
-// to the run, which says why.
-func pgbVacuum(cmd *cobra.Command, env *Env, c *pgbConfig) {
-	url, err := c.pgbURL(env.Getenv)
-	if err != nil || !pgbPostgres(url) {
-		return
-	}
-	d, err := runner.OpenDB(cmd.Context(), url)
-	if err != nil {
-		return
-	}
-	defer d.Close()
-	pd, ok := d.(*postgres.DB)
-	if !ok {
-		return
-	}
-	builtin := false
-	for _, s := range c.scripts {
-		builtin = builtin || s.builtin
-	}
-	pd.PgbenchVacuum(cmd.Context(), builtin, c.vacuumAll, "sledge pgbench: ", env.Stderr)
 }
 
 // pgbPostgres tells whether url names a PostgreSQL database, without

@@ -251,6 +251,7 @@ type pgbConfig struct {
 	connect    bool // -C: a new connection per transaction
 	detailed   bool // --failures-detailed
 	verbose    bool // --verbose-errors
+	debug      bool // -d
 	timestamp  bool // --progress-timestamp
 	maxTries   int
 	maxTrySet  bool
@@ -411,6 +412,7 @@ func readPgbench(args []string) (*pgbConfig, error) {
 				return nil, err
 			}
 		case "debug":
+			c.debug = true
 		case "define":
 			benchmarking = true
 			if name, _, ok := strings.Cut(a.value, "="); !ok || name == "" {

@@ -141,6 +141,13 @@ all are TPC-H-derived, never TPC-H results.`,
 			if _, err := runner.Run(cmd.Context(), runner.RunEnv{Stderr: io.Discard, Getenv: env.Getenv, DryRun: true}, &dry, w, url); err != nil {
 				return err
 			}
+			if env.pgb != nil && env.pgb.setup != nil {
+				// sledge pgbench: pgbench's setup connection, after the
+				// options are checked, as pgbench checks them first.
+				if code := env.pgb.setup(); code >= 0 {
+					return runner.Silent{Code: code}
+				}
+			}
 			job, jenv, err := startJob(cmd, env, "run", w, url)
 			if err != nil {
 				return err
@@ -159,11 +166,15 @@ all are TPC-H-derived, never TPC-H results.`,
 func runRun(ctx context.Context, env *Env, o *runOpts, w workload.Workload, url string) error {
 	_, err := runner.Run(ctx, runner.RunEnv{
 		Stdout: env.Stdout, Stderr: env.Stderr, Getenv: env.Getenv, Job: o.job, WorkerArgs: o.workerArgs,
+		TryErrors: pgbTryErrorsFor(env, o), Script: pgbScriptsFor(env),
 		Build: func(ctx context.Context, s *runner.Session, w workload.Workload) error {
 			_, err := runner.BuildSchema(ctx, buildEnv(env, nil), s, w, 1, defaultBuildVUs(), o.JSON)
 			return err
 		},
 		Header: func(w workload.Workload, url string, info db.Info, how string) {
+			if env.pgb != nil {
+				return // sledge pgbench: pgbench says nothing before its report
+			}
 			if d, ok := w.(interface{ Describe(io.Writer) }); ok {
 				fmt.Fprintf(env.Stderr, "running %s on %s (%s %s, %s): %s, seed %d: ",
 					w.Name(), url, info.Driver, info.Version, info.Transport, runner.ScaleText(w), o.Seed)
@@ -282,5 +293,38 @@ func runRenderer(p *engine.Plan, live *engine.Live) func() (float64, string) {
 				el.Seconds(), p.Duration.Seconds(), thousands(m), thousands(int64(float64(m)/max(el.Minutes(), 1e-9))), errs)
 		}
 		return -1, fmt.Sprintf("%s: %s transactions, none measured", phase, thousands(n))
+	}
+}
+
+// pgbTryErrorsFor is sledge pgbench's words for the errors of tries
+// (pgbTryErrors); nil for the other commands.
+func pgbTryErrorsFor(env *Env, o *runOpts) func(*engine.Plan) func(engine.TryError) {
+	if env.pgb == nil {
+		return nil
+	}
+	return func(p *engine.Plan) func(engine.TryError) {
+		return pgbTryErrors(env.Stderr, o.VerboseErrors, env.pgb.maxTries, p.LatencyLimit)
+	}
+}
+
+// pgbScriptsFor is sledge pgbench's set-up of the scripts: \shell's
+// output on stdout and -d's lines on stderr, as pgbench's; nil for the
+// other commands.
+func pgbScriptsFor(env *Env) func(runner.ScriptWorkload) {
+	if env.pgb == nil {
+		return nil
+	}
+	return func(sw runner.ScriptWorkload) {
+		s, ok := sw.(interface {
+			SetShellStdout(io.Writer)
+			SetDebug(io.Writer, string)
+		})
+		if !ok {
+			return
+		}
+		s.SetShellStdout(env.Stdout)
+		if env.pgb.debug {
+			s.SetDebug(env.Stderr, pgbPrefix+"debug: ")
+		}
 	}
 }

@@ -52,6 +52,14 @@ type RunEnv struct {
 	// Metrics starts serving the run's live metrics at addr (--metrics)
 	// once its options are checked, before anything is opened.
 	Metrics func(addr string, linger time.Duration, stderr io.Writer, quiet bool) (MetricsServer, error)
+	// TryErrors, when set, makes what is said of the errors that end a
+	// try of a transaction (Plan.OnError), in place of --verbose-errors'
+	// lines: `sledge pgbench` says what pgbench says.
+	TryErrors func(p *engine.Plan) func(engine.TryError)
+	// Script, when set, sets up a run's scripts further once the
+	// protocol is chosen (`sledge pgbench`: \shell's output on stdout,
+	// -d's lines).
+	Script func(ScriptWorkload)
 	// WorkerArgs are the arguments of a local worker of `run --workers N`
 	// (docs/workers.md): run's own, without the database URL and the
 	// options only the coordinator uses.
@@ -169,7 +177,10 @@ func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, erro
 		StopTimeout: o.StopTimeout, Reconnect: reconnect, PerStatement: o.PerCommand && !isScript,
 		TxTimeout: o.TxTimeout, ConnectPerTx: o.ConnectPerTx,
 	}
-	if o.VerboseErrors {
+	switch {
+	case env.TryErrors != nil:
+		plan.OnError = env.TryErrors(plan)
+	case o.VerboseErrors:
 		plan.OnError = verboseErrors(env.Stderr, plan.Mix, plan.MaxRetries, plan.LatencyLimit)
 	}
 	if o.StopTimeout == 0 {
@@ -266,6 +277,9 @@ func resolveProtocol(env RunEnv, o *RunOptions, w workload.Workload) (mode workl
 		o.Protocol = proto.String()
 		sw.SetPerCommand(o.PerCommand)
 		sw.SetStderr(env.Stderr)
+		if env.Script != nil {
+			env.Script(sw)
+		}
 	}
 	return mode, proto, nil
 }

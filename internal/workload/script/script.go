@@ -85,6 +85,11 @@ type Workload struct {
 	proto   workload.Protocol
 	perCmd  bool
 	stderr  *lockedWriter
+	// shellOut takes \shell's output (nil: stderr); debug, when set,
+	// pgbench -d's lines of what each client does, each after debugPrefix.
+	shellOut    *lockedWriter
+	debug       *lockedWriter
+	debugPrefix string
 
 	mu       sync.Mutex
 	prog     *program // compiled at Attach (or the first NewTerminal)
@@ -171,6 +176,17 @@ func (w *Workload) SetPerCommand(on bool) { w.perCmd = on }
 // SetStderr is where debug() and the output of \shell and \setshell
 // commands go (default os.Stderr). Writes are serialized.
 func (w *Workload) SetStderr(out io.Writer) { w.stderr = &lockedWriter{w: out} }
+
+// SetShellStdout is where the output of \shell commands goes instead of
+// stderr (pgbench's own stdout: `sledge pgbench`).
+func (w *Workload) SetShellStdout(out io.Writer) { w.shellOut = &lockedWriter{w: out} }
+
+// SetDebug turns on pgbench -d's lines on out, each after prefix ("client
+// 0 executing script …", "client 0 sending …", "client 0 receiving",
+// "client 0 executing \set x").
+func (w *Workload) SetDebug(out io.Writer, prefix string) {
+	w.debug, w.debugPrefix = &lockedWriter{w: out}, prefix
+}
 
 // NeedsPipelines reports whether any script uses \startpipeline, for the
 // database's ScriptSupports check.

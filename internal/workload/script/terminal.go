@@ -89,6 +89,7 @@ type terminal struct {
 	pipe     workload.Pipeliner // an open pipeline
 	script   int                // for debug(): 0-based script
 	command  int                // for debug(): 1-based command
+	vu       int                // the client, from 0
 }
 
 // txn is one run of a script; Run again after ErrRetry restores the
@@ -119,6 +120,7 @@ func (w *Workload) NewTerminal(vu, vus int, seed uint64) workload.Terminal {
 		cols:   make([][]colCache, p.ncmds),
 	}
 	t.keepFn = t.keep
+	t.vu = vu
 	t.vars[slotClientID] = intSlot(int64(vu))
 	t.vars[slotScale] = intSlot(scale)
 	t.vars[slotRandomSeed] = intSlot(int64(seed))
@@ -207,6 +209,9 @@ func (x *txn) Run(ctx context.Context, c workload.Conn) error {
 	}
 	if x.tries == 0 {
 		t.randSave = *t.rand
+		if t.w.debug != nil { // boxing the name would allocate on the hot path
+			t.debugf("executing script \"%s\"", x.cs.s.Name)
+		}
 	} else {
 		// A retry runs the same inputs: the variables and the random
 		// state as they were when the script started (pgbench, doc 9).
@@ -236,6 +241,9 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 		}
 		next, nextJumped := i+1, false
 		var err error
+		if t.w.debug != nil && k.kind != pgbench.CmdSQL {
+			t.debugf("executing %s", metaWords(k))
+		}
 		switch k.kind {
 		case pgbench.CmdSQL:
 			err = t.runSQL(ctx, sc, k)
@@ -243,7 +251,8 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 			var v pgbench.Value
 			if v, err = t.eval(k.expr); err == nil {
 				if k.badVar {
-					err = fmt.Errorf("\\set: invalid variable name %q", k.c.Var)
+					err = saying(fmt.Errorf("\\set: invalid variable name %q", k.c.Var), "assignment of meta-command failed",
+						fmt.Sprintf("set: invalid variable name: \"%s\"", k.c.Var))
 					break
 				}
 				t.assign(k.slot, valSlot(v))
@@ -270,13 +279,13 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 			err = t.startPipeline(ctx, sc)
 		case pgbench.CmdSyncPipeline:
 			if t.pipe == nil {
-				err = errors.New("\\syncpipeline outside a pipeline")
+				err = saying(errors.New("\\syncpipeline outside a pipeline"), "", "not in pipeline mode")
 			} else {
 				err = t.pipe.SyncPipeline(ctx)
 			}
 		case pgbench.CmdEndPipeline:
 			if t.pipe == nil {
-				err = errors.New("\\endpipeline outside a pipeline")
+				err = saying(errors.New("\\endpipeline outside a pipeline"), "", "not in pipeline mode")
 			} else {
 				err = t.pipe.EndPipeline(ctx)
 				t.pipe = nil
@@ -286,8 +295,12 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 			if perCmd {
 				t.stats[k.ord].failures++
 			}
+			sql := ""
+			if k.kind == pgbench.CmdSQL {
+				sql = t.qs[k.ord].Text
+			}
 			t.abort(ctx, sc)
-			return &cmdError{script: cs.s.Name, num: k.num, line: k.c.Line, err: err}
+			return &cmdError{script: cs.s.Name, num: k.num, line: k.c.Line, err: err, f: failure(cs, k, sql, err)}
 		}
 		if perCmd {
 			s := &t.stats[k.ord]
@@ -298,11 +311,11 @@ func (t *terminal) run(ctx context.Context, sc workload.ScriptConn, cs *compiled
 	}
 	if t.pipe != nil {
 		t.abort(ctx, sc)
-		return fmt.Errorf("script %s: end of script reached with pipeline open", cs.s.Name)
+		return endFailure(cs, "end of script reached with pipeline open")
 	}
 	if sc.InTransaction() {
 		_ = sc.Rollback(ctx)
-		return fmt.Errorf("script %s: end of script reached without completing the last transaction", cs.s.Name)
+		return endFailure(cs, "end of script reached without completing the last transaction")
 	}
 	return nil
 }
@@ -318,14 +331,20 @@ func (t *terminal) abort(ctx context.Context, sc workload.ScriptConn) {
 }
 
 // cmdError names the script, the command and its line; its message is one
-// line whatever the database said.
+// line whatever the database said. f is the failure in pgbench's terms
+// (AsFailure).
 type cmdError struct {
 	script    string
 	num, line int
 	err       error
+	f         Failure
+	plain     bool // the message is err's alone (the end of the script)
 }
 
 func (e *cmdError) Error() string {
+	if e.plain {
+		return e.err.Error()
+	}
 	msg := e.err.Error()
 	if strings.ContainsAny(msg, "\r\n") {
 		msg = strings.Join(strings.Fields(msg), " ")
@@ -352,6 +371,11 @@ func (t *terminal) value(i int) (pgbench.Value, error) {
 	}
 	if !s.valOK {
 		v, err := pgbench.ParseValue(s.text)
+		if err != nil && s.text == "" {
+			// pgbench says nothing of an empty value (a NULL from \gset)
+			// but that the evaluation failed.
+			return pgbench.Value{}, saying(malformed(t.p.names[i], s.text), "evaluation of meta-command failed")
+		}
 		if err != nil {
 			return pgbench.Value{}, malformed(t.p.names[i], s.text)
 		}
@@ -487,12 +511,26 @@ func (t *terminal) runSQL(ctx context.Context, sc workload.ScriptConn, k *cmd) e
 	var keep workload.ResultFunc
 	if k.store != pgbench.StoreNone {
 		if t.pipe != nil {
-			return errors.New("\\gset and \\aset cannot be used inside a pipeline")
+			meta := "gset"
+			if k.store != pgbench.StoreGset {
+				meta = "aset"
+			}
+			err := saying(errors.New("\\gset and \\aset cannot be used inside a pipeline"), "", "\\"+meta+" is not allowed in pipeline mode")
+			err.(*said).meta = meta
+			return err
 		}
 		keep = t.keepFn
 		t.cur, t.lastRows, t.keepErr = k, -1, nil
 	}
+	if t.w.debug != nil {
+		sent := q.Text
+		if t.w.proto == workload.ProtoPrepared {
+			sent = fmt.Sprintf("P_%d", q.ID) // the statement's name, as pgbench says it
+		}
+		t.debugf("sending %s", sent)
+	}
 	err := sc.RunSQL(ctx, q, keep)
+	t.debugf("receiving")
 	t.cur = nil
 	if err != nil {
 		return err
@@ -501,7 +539,8 @@ func (t *terminal) runSQL(ctx context.Context, sc workload.ScriptConn, k *cmd) e
 		return t.keepErr
 	}
 	if k.store == pgbench.StoreGset && t.lastRows != 1 {
-		return fmt.Errorf("expected one row, got %d", max(t.lastRows, 0))
+		msg := fmt.Sprintf("expected one row, got %d", max(t.lastRows, 0))
+		return &said{err: errors.New(msg), words: []string{msg}, result: true, query: k.nq - 1}
 	}
 	return nil
 }
@@ -580,7 +619,14 @@ func (t *terminal) colSlots(k *cmd, stmt int, cols []string) ([]int, error) {
 		name := k.prefix + col
 		if !pgbench.ValidVarName(name) {
 			c.slots = nil
-			return nil, fmt.Errorf("invalid variable name %q from a result column: name the column with AS", name)
+			meta := "gset"
+			if k.store != pgbench.StoreGset {
+				meta = "aset"
+			}
+			// pgbench: the variable's refusal, then the client's line.
+			return nil, &said{err: fmt.Errorf("invalid variable name %q from a result column: name the column with AS", name),
+				words:  []string{fmt.Sprintf("%s: invalid variable name: \"%s\"", meta, name), "error storing into variable " + name},
+				result: true, query: stmt}
 		}
 		i, ok := t.p.index[name]
 		if !ok {
@@ -596,11 +642,12 @@ func (t *terminal) sleep(ctx context.Context, k *cmd) error {
 	if k.sleepVar >= 0 {
 		v, err := t.value(k.sleepVar)
 		if err != nil {
-			return fmt.Errorf("\\sleep: %w", err) // pgbench: "sleep: undefined variable"
+			return saying(fmt.Errorf("\\sleep: %w", err), "execution of meta-command failed", "sleep: "+err.Error())
 		}
 		n, err := v.AsInt()
 		if err != nil {
-			return fmt.Errorf("\\sleep: invalid sleep time %q, must be an integer", t.text(&t.vars[k.sleepVar]))
+			msg := fmt.Sprintf("invalid sleep time %q, must be an integer", t.text(&t.vars[k.sleepVar]))
+			return saying(errors.New("\\sleep: "+msg), "execution of meta-command failed", "sleep: "+msg)
 		}
 		d = time.Duration(n) * k.unit
 	}
@@ -625,6 +672,17 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 	if k.kind == pgbench.CmdSetShell {
 		name = "\\setshell"
 	}
+	// pgbench's words for each way it fails (runShellCommand), which
+	// start with the command's first word as written.
+	first := ""
+	if len(k.args) > 0 {
+		if first = k.args[0].lit; k.args[0].slot >= 0 {
+			first = ":" + k.args[0].name
+		}
+	}
+	fail := func(err error, words string) error {
+		return saying(err, "execution of meta-command failed", first+": "+words)
+	}
 	var b strings.Builder
 	for i, a := range k.args {
 		if i > 0 {
@@ -636,32 +694,42 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 		}
 		s := &t.vars[a.slot]
 		if !s.set {
-			return fmt.Errorf("%s: %w", name, undefinedVar(a.name))
+			return fail(fmt.Errorf("%s: %w", name, undefinedVar(a.name)), fmt.Sprintf("undefined variable \":%s\"", a.name))
 		}
 		b.WriteString(t.text(s))
 	}
 	line := b.String()
 	c := exec.CommandContext(ctx, "/bin/sh", "-c", line)
+	c.Args[0] = "sh" // as system() and popen() run it: the shell's messages say "sh: …"
 	c.Stderr = t.w.stderr
 	if k.kind == pgbench.CmdShell {
 		c.Stdout = t.w.stderr
+		if t.w.shellOut != nil {
+			c.Stdout = t.w.shellOut
+		}
 		if err := c.Run(); err != nil {
-			return fmt.Errorf("%s: command %q failed: %v", name, line, err)
+			return fail(fmt.Errorf("%s: command %q failed: %v", name, line, err), "could not launch shell command")
 		}
 		return nil
 	}
 	out, err := c.Output()
 	if err != nil {
-		return fmt.Errorf("%s: command %q failed: %v", name, line, err)
+		words := "could not launch shell command"
+		if len(out) == 0 {
+			words = "could not read result of shell command" // pgbench reads nothing there
+		}
+		return fail(fmt.Errorf("%s: command %q failed: %v", name, line, err), words)
 	}
-	first, _, _ := bytes.Cut(out, []byte("\n"))
-	res := strings.TrimSpace(string(first))
+	line1, _, _ := bytes.Cut(out, []byte("\n"))
+	res := strings.TrimSpace(string(line1))
 	n, err := strconv.ParseInt(res, 10, 64)
 	if err != nil {
-		return fmt.Errorf("%s: shell command must return an integer (not %q)", name, res)
+		return fail(fmt.Errorf("%s: shell command must return an integer (not %q)", name, res),
+			fmt.Sprintf("shell command must return an integer (not \"%s\")", res))
 	}
 	if k.badVar {
-		return fmt.Errorf("%s: invalid variable name %q", name, k.c.Var)
+		return saying(fmt.Errorf("%s: invalid variable name %q", name, k.c.Var), "execution of meta-command failed",
+			fmt.Sprintf("setshell: invalid variable name: \"%s\"", k.c.Var))
 	}
 	t.assign(k.slot, intSlot(n))
 	return nil
@@ -669,7 +737,7 @@ func (t *terminal) shell(ctx context.Context, k *cmd) error {
 
 func (t *terminal) startPipeline(ctx context.Context, sc workload.ScriptConn) error {
 	if t.pipe != nil {
-		return errors.New("already in a pipeline")
+		return saying(errors.New("already in a pipeline"), "", "already in pipeline mode")
 	}
 	if t.w.proto == workload.ProtoSimple {
 		return errors.New("cannot use pipeline mode with the simple query protocol: use --protocol extended or prepared")
@@ -683,6 +751,28 @@ func (t *terminal) startPipeline(ctx context.Context, sc workload.ScriptConn) er
 	}
 	t.pipe = p
 	return nil
+}
+
+// debugf writes one of pgbench -d's lines for the client, when on.
+func (t *terminal) debugf(format string, a ...any) {
+	if t.w.debug == nil {
+		return
+	}
+	fmt.Fprintf(t.w.debug, "%sclient %d %s\n", t.w.debugPrefix, t.vu, fmt.Sprintf(format, a...))
+}
+
+// metaWords is a meta-command as pgbench -d says it runs it: its name and
+// its words, a \set's variable without the expression, an \if's and
+// \elif's name alone.
+func metaWords(k *cmd) string {
+	name := "\\" + metaName[k.kind]
+	switch k.kind {
+	case pgbench.CmdSet:
+		return name + " " + k.c.Var
+	case pgbench.CmdSleep, pgbench.CmdShell, pgbench.CmdSetShell:
+		return strings.Join(strings.Fields(k.c.Text), " ")
+	}
+	return name
 }
 
 // errTerminal runs nothing: the scripts did not compile.
