@@ -690,7 +690,7 @@ func pgbInitPostgres(cmd *cobra.Command, env *Env, c *pgbConfig, url, steps stri
 	}
 	scale := max(c.scale, 1)
 	err = pd.RunPgbenchInit(ctx, postgres.PgbenchInit{Steps: steps, Scale: scale, Quiet: o.Quiet,
-		Freeze: o.Partitions == 0, SQL: tpcb.PgbenchStepSQL(o, scale)}, env.Stderr)
+		Freeze: o.Partitions == 0, Partitions: o.Partitions, SQL: tpcb.PgbenchStepSQL(o, scale)}, env.Stderr)
 	if err != nil && ctx.Err() != nil {
 		// Ctrl-C or SIGTERM: sledge's 130, as for a run (docs/contracts.md).
 		fmt.Fprintln(env.Stderr, "sledge pgbench: initialization interrupted")

@@ -168,6 +168,12 @@ func TestPgbenchInitLikePgbench(t *testing.T) {
 			[]string{drop, create, client, all1, pkeys, `^done in [0-9.]+ s \(drop tables [0-9.]+ s, create tables [0-9.]+ s, client-side generate [0-9.]+ s, primary keys [0-9.]+ s\)\.$`},
 			vacuum, scale1 + " fkeys 0"},
 		{"-I v only", []string{"-i", "-I", "v"}, 0, []string{vacuum, `^done in [0-9.]+ s \(vacuum [0-9.]+ s\)\.$`}, drop, scale1 + " fkeys 0"},
+		// pgbench's own test of --init-steps with the legacy options, on a
+		// partitioned pgbench_accounts: its "creating N partitions" line.
+		{"--partitions, -I dtpvGvv --no-vacuum", []string{"--initialize", "--init-steps=dtpvGvv", "--no-vacuum", "--foreign-keys", "--unlogged-tables", "--partitions=3"}, 0,
+			[]string{drop, create, `^creating 3 partitions\.\.\.$`, pkeys, server, fkeys,
+				`^done in [0-9.]+ s \(drop tables [0-9.]+ s, create tables [0-9.]+ s, primary keys [0-9.]+ s, server-side generate [0-9.]+ s, foreign keys [0-9.]+ s\)\.$`},
+			vacuum, ""},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,11 +17,12 @@ import (
 // order given, each step's SQL from the caller (tpcb.PgbenchStepSQL), the
 // client-side data (step g) made here.
 type PgbenchInit struct {
-	Steps  string            // step letters, spaces removed
-	Scale  int               // -s
-	Quiet  bool              // -q: a progress line about every 5 s, not every 100,000 rows
-	Freeze bool              // COPY … WITH (FREEZE ON): pgbench_accounts is not partitioned
-	SQL    map[byte][]string // the statements of steps d, t, G, v, p and f
+	Steps      string            // step letters, spaces removed
+	Scale      int               // -s
+	Quiet      bool              // -q: a progress line about every 5 s, not every 100,000 rows
+	Freeze     bool              // COPY … WITH (FREEZE ON): pgbench_accounts is not partitioned
+	Partitions int               // --partitions: step t says "creating N partitions..." before making them
+	SQL        map[byte][]string // the statements of steps d, t, G, v, p and f
 }
 
 // PgbenchStepError is a failed statement of pgbench -i, which pgbench
@@ -96,7 +97,13 @@ func (d *DB) RunPgbenchInit(ctx context.Context, in PgbenchInit, w io.Writer) er
 		case 'G':
 			err = inTx(exec, append([]string{pgbTruncate}, in.SQL['G']...))
 		default:
+			said := false
 			for _, q := range in.SQL[step] {
+				// pgbench's createPartitions says so before its first.
+				if step == 't' && in.Partitions > 0 && !said && strings.Contains(q, " PARTITION OF ") {
+					fmt.Fprintf(w, "creating %d partitions...\n", in.Partitions)
+					said = true
+				}
 				if err = exec(q); err != nil {
 					break
 				}
