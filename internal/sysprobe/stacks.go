@@ -129,6 +129,11 @@ func (l *Local) StopStacks(ctx context.Context) (Folded, error) {
 		<-r.done
 		return Folded{}, ctx.Err()
 	}
+	// perf record writes its file once it has set up; stopped before
+	// that (a busy host, a short recording) it leaves none: no samples.
+	if _, err := os.Stat(r.out); errors.Is(err, os.ErrNotExist) {
+		return Folded{Hz: StacksHz, Why: "perf record was stopped before it wrote a sample"}, nil
+	}
 	cmd := exec.CommandContext(ctx, "perf", "script", "-i", r.out, "-F", "comm,ip,sym,dso")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
