@@ -41,51 +41,51 @@ type tapCase struct {
 // in opposite orders (a deadlock). Advisory lock N (transaction level)
 // says who is in; N+1 (session level, kept across a rollback) who went
 // past, so a retry, or a client that comes second, does not wait there.
-const (
-	tapSerialization = `BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT pg_advisory_xact_lock_shared(71);
-DO $$
+// meetScripts are the two scripts on table (prefix_ser, prefix_dl) with
+// advisory locks from lock up (lock+1, lock+2 for the serialization
+// script; lock+10 to lock+12 for the deadlock), so that tests running
+// them at the same time on one server do not meet each other. set is
+// put before the serialization script's transaction, and update is its
+// new value of v.
+func meetScripts(prefix string, lock int, set, update string) (serialization, deadlock string) {
+	wait := func(in, past int) string {
+		return fmt.Sprintf(`DO $$
 DECLARE n int := 0;
 BEGIN
-  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 72 AND granted)
-    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 71 AND granted) < 2 LOOP
+  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = %[2]d AND granted)
+    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = %[1]d AND granted) < 2 LOOP
     PERFORM pg_sleep(0.005);
     n := n + 1;
   END LOOP;
-  PERFORM pg_advisory_lock_shared(72);
+  PERFORM pg_advisory_lock_shared(%[2]d);
 END $$;
-UPDATE tap_ser SET v = v + 1 WHERE k = 1;
-END;
-`
-	tapDeadlock = `-- a retry waits until the other client is done (83), so that it does
+`, in, past)
+	}
+	serialization = set + fmt.Sprintf("BEGIN ISOLATION LEVEL REPEATABLE READ;\nSELECT pg_advisory_xact_lock_shared(%d);\n", lock+1) +
+		wait(lock+1, lock+2) + fmt.Sprintf("UPDATE %s_ser SET v = %s WHERE k = 1;\nEND;\n", prefix, update)
+	d := lock + 10
+	deadlock = fmt.Sprintf(`-- a retry waits until the other client is done (%[3]d), so that it does
 -- not take the first row again before the other gets it
 DO $$
 DECLARE n int := 0;
 BEGIN
-  WHILE n < 2000 AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 82 AND granted)
-    AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 83 AND granted) LOOP
+  WHILE n < 2000 AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = %[2]d AND granted)
+    AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = %[3]d AND granted) LOOP
     PERFORM pg_sleep(0.005);
     n := n + 1;
   END LOOP;
 END $$;
 BEGIN;
-UPDATE tap_dl SET v = v + 1 WHERE k = 1 + :client_id % 2;
-SELECT pg_advisory_xact_lock_shared(81);
-DO $$
-DECLARE n int := 0;
-BEGIN
-  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 82 AND granted)
-    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 81 AND granted) < 2 LOOP
-    PERFORM pg_sleep(0.005);
-    n := n + 1;
-  END LOOP;
-  PERFORM pg_advisory_lock_shared(82);
-END $$;
-UPDATE tap_dl SET v = v + 1 WHERE k = 2 - :client_id % 2;
+UPDATE %[4]s_dl SET v = v + 1 WHERE k = 1 + :client_id %% 2;
+SELECT pg_advisory_xact_lock_shared(%[1]d);
+`, d+1, d+2, d+3, prefix) + wait(d+1, d+2) + fmt.Sprintf(`UPDATE %[1]s_dl SET v = v + 1 WHERE k = 2 - :client_id %% 2;
 END;
-SELECT pg_advisory_lock_shared(83);
-`
-)
+SELECT pg_advisory_lock_shared(%[2]d);
+`, prefix, d+3)
+	return serialization, deadlock
+}
+
+var tapSerialization, tapDeadlock = meetScripts("tap", 70, "", "v + 1")
 
 // tapDefines are the variables the error cases read.
 var tapDefines = []string{"-Dword=abc", "-Dnothing=null", "-Dyes=true", "-Dtwo=2", "-Dhalf=0.5",

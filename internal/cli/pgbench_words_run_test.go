@@ -75,50 +75,7 @@ func runShape(stderr, skip string) []string {
 // says who is in; N+1 (session level, kept across a rollback) who went
 // past, so that a retry does not wait. The update adds a random delta:
 // the retry sends the same one.
-const (
-	wordsSerialization = `\set delta random(-5000, 5000)
-BEGIN ISOLATION LEVEL REPEATABLE READ;
-SELECT pg_advisory_xact_lock_shared(171);
-DO $$
-DECLARE n int := 0;
-BEGIN
-  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 172 AND granted)
-    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 171 AND granted) < 2 LOOP
-    PERFORM pg_sleep(0.005);
-    n := n + 1;
-  END LOOP;
-  PERFORM pg_advisory_lock_shared(172);
-END $$;
-UPDATE words_ser SET v = v + :delta WHERE k = 1;
-END;
-`
-	wordsDeadlock = `DO $$
-DECLARE n int := 0;
-BEGIN
-  WHILE n < 2000 AND EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 182 AND granted)
-    AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 183 AND granted) LOOP
-    PERFORM pg_sleep(0.005);
-    n := n + 1;
-  END LOOP;
-END $$;
-BEGIN;
-UPDATE words_dl SET v = v + 1 WHERE k = 1 + :client_id % 2;
-SELECT pg_advisory_xact_lock_shared(181);
-DO $$
-DECLARE n int := 0;
-BEGIN
-  WHILE n < 2000 AND NOT EXISTS (SELECT FROM pg_locks WHERE locktype = 'advisory' AND objid = 182 AND granted)
-    AND (SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 181 AND granted) < 2 LOOP
-    PERFORM pg_sleep(0.005);
-    n := n + 1;
-  END LOOP;
-  PERFORM pg_advisory_lock_shared(182);
-END $$;
-UPDATE words_dl SET v = v + 1 WHERE k = 2 - :client_id % 2;
-END;
-SELECT pg_advisory_lock_shared(183);
-`
-)
+var wordsSerialization, wordsDeadlock = meetScripts("words", 170, "\\set delta random(-5000, 5000)\n", "v + :delta")
 
 // wordsDefines are the variables the error cases read.
 var wordsDefines = []string{"-Dword=abc", "-Dnothing=null", "-Dyes=true", "-Done=1", "-Dhalf=0.5", "-Dnotbool=yesyes",
