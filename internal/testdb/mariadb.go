@@ -95,11 +95,8 @@ func startMariaDB(ctx context.Context, ns *Netns) (*Server, error) {
 	if base := installBase(server); base != "" {
 		args = append(args, "--basedir="+base)
 	}
-	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	out, err := exec.CommandContext(ictx, installDB, args...).CombinedOutput()
-	cancel()
-	if err != nil {
-		return fail(fmt.Errorf("mariadb: %s: %w: %s", filepath.Base(installDB), err, lastLines(out, 5)))
+	if err := installMariaDB(ctx, installDB, data, args); err != nil {
+		return fail(err)
 	}
 
 	// root's TCP account is for the address sledge connects from.
@@ -301,6 +298,62 @@ func stopMariaDB(cmd *exec.Cmd, exited <-chan error, socket string) error {
 }
 
 // lastLines returns the last n non-empty lines of out on one line.
+// installMariaDB runs mariadb-install-db into data, once more on a fresh
+// directory if the first attempt fails: a CI run once lost a whole package's
+// tests to one failed bootstrap whose cause its generic help text hid. The
+// error names the bootstrap server's own [ERROR] lines and the free space.
+func installMariaDB(ctx context.Context, installDB, data string, args []string) error {
+	var err error
+	for attempt := 1; attempt <= 2; attempt++ {
+		if attempt > 1 {
+			if rerr := os.RemoveAll(data); rerr != nil {
+				return fmt.Errorf("mariadb: remove %s after a failed install: %w (install: %v)", data, rerr, err)
+			}
+			select {
+			case <-time.After(time.Second):
+			case <-ctx.Done():
+				return fmt.Errorf("mariadb: %s: %w (install: %v)", filepath.Base(installDB), ctx.Err(), err)
+			}
+		}
+		ictx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		out, runErr := exec.CommandContext(ictx, installDB, args...).CombinedOutput()
+		cancel()
+		if runErr == nil {
+			return nil
+		}
+		err = fmt.Errorf("mariadb: %s (attempt %d of 2): %w: %s%s", filepath.Base(installDB), attempt, runErr, installErrors(out), freeSpace(filepath.Dir(data)))
+	}
+	return err
+}
+
+// installErrors is what mariadb-install-db's output says went wrong: the
+// bootstrap server's [ERROR] lines, else the output's last lines.
+func installErrors(out []byte) string {
+	var errs []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "[ERROR]") || strings.Contains(line, "ERROR:") {
+			errs = append(errs, strings.TrimSpace(line))
+		}
+	}
+	if len(errs) == 0 {
+		return lastLines(out, 5)
+	}
+	if len(errs) > 5 {
+		errs = errs[:5]
+	}
+	return strings.Join(errs, " | ")
+}
+
+// freeSpace says how much room dir's file system has left, which a full
+// disk makes the first thing to know.
+func freeSpace(dir string) string {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return ""
+	}
+	return fmt.Sprintf(" (%s: %d MiB free)", dir, st.Bavail*uint64(st.Bsize)>>20)
+}
+
 func lastLines(out []byte, n int) string {
 	lines := strings.Split(string(bytes.TrimSpace(out)), "\n")
 	if len(lines) > n {

@@ -3,7 +3,10 @@ package testdb
 import (
 	"context"
 	"database/sql"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +48,46 @@ func TestStartMariaDB(t *testing.T) {
 			defer bad.Close()
 			if err := bad.PingContext(ctx); err == nil {
 				t.Fatalf("root without password accepted over %s", tc.net)
+			}
+		})
+	}
+}
+
+// A bootstrap that fails says why in the error: the server's own [ERROR]
+// lines and the free space, not mariadb-install-db's generic help text
+// (a CI run once showed only that). Both attempts are made.
+func TestInstallMariaDBNamesTheError(t *testing.T) {
+	installDB := lookPath("mariadb-install-db", "mysql_install_db")
+	if installDB == "" || lookPath("mariadbd", "mysqld") == "" {
+		Need(t, nil, ErrUnavailable)
+	}
+	data := filepath.Join(t.TempDir(), "data")
+	args := []string{"--no-defaults", "--datadir=" + data, "--skip-test-db", "--innodb-no-such-option=1"}
+	if os.Geteuid() == 0 {
+		args = append(args, "--user=root")
+	}
+	err := installMariaDB(context.Background(), installDB, data, args)
+	if err == nil {
+		t.Fatal("install with an unknown option succeeded")
+	}
+	for _, want := range []string{"attempt 2 of 2", "[ERROR]", "innodb-no-such-option", "MiB free"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "downloads.mariadb.org") {
+		t.Errorf("error shows the generic help text instead of the cause: %v", err)
+	}
+}
+
+func TestInstallErrors(t *testing.T) {
+	for _, tc := range []struct{ name, out, want string }{
+		{"error lines", "Installing\n2026 0 [ERROR] unknown variable 'x=1'\n2026 0 [ERROR] Aborting\n\nhelp text\nmore help", "2026 0 [ERROR] unknown variable 'x=1' | 2026 0 [ERROR] Aborting"},
+		{"no error lines", "a\nb\nc\nd\ne\nf\ng", "c | d | e | f | g"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := installErrors([]byte(tc.out)); got != tc.want {
+				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
 	}
