@@ -192,7 +192,7 @@ func vusText(vus, connections int) string {
 // than the specification's ten (§4.2.2): allowed, and worth knowing when
 // reading NOPM per warehouse; "" otherwise.
 func terminalsNote(wl string, vus, warehouses int) string {
-	if wl != "tpcc" || warehouses < 1 || vus <= 10*warehouses {
+	if workload.ReportOf(wl) != workload.ReportTPCC || warehouses < 1 || vus <= 10*warehouses {
 		return ""
 	}
 	n := fmt.Sprint(vus / warehouses)

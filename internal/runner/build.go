@@ -56,7 +56,7 @@ func Build(ctx context.Context, env BuildEnv, w workload.Workload, url string, s
 	if err := checkBuildVUs(vus); err != nil {
 		return nil, err
 	}
-	s, err := OpenSession(ctx, url, w.Name(), 0, true)
+	s, err := OpenSession(ctx, url, workload.SQLName(w), 0, true)
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +265,7 @@ func Seconds(d time.Duration) string {
 // w agrees that the database is its to drop from (workload.Guard).
 func Drop(ctx context.Context, w workload.Workload, url string) error {
 	if _, ok := w.(workload.Guard); ok {
-		s, err := OpenSession(ctx, url, w.Name(), 0, false)
+		s, err := OpenSession(ctx, url, workload.SQLName(w), 0, false)
 		if err != nil {
 			return err
 		}

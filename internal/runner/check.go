@@ -56,7 +56,7 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 	// Prepared: the checks are plain statements in every mode, and a
 	// schema whose routines were dropped (block mode needs none) is still
 	// checkable.
-	s, err := OpenSession(ctx, url, w.Name(), workload.ModePrepared, false)
+	s, err := OpenSession(ctx, url, workload.SQLName(w), workload.ModePrepared, false)
 	if err != nil {
 		return nil, 0, err
 	}

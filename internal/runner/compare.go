@@ -440,7 +440,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []TransportUR
 				candidates = workload.Modes()
 			}
 			for _, m := range candidates {
-				if d.Supports(w.Name(), m) == nil && workload.CheckMode(w, m) == nil {
+				if d.Supports(workload.SQLName(w), m) == nil && workload.CheckMode(w, m) == nil {
 					modes = append(modes, m)
 				}
 			}
@@ -450,7 +450,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []TransportUR
 				_ = d.Close()
 				return nil, db.Info{}, Usagef("--modes %s: %v", m, err)
 			}
-			if err := d.Supports(w.Name(), m); err != nil {
+			if err := d.Supports(workload.SQLName(w), m); err != nil {
 				_ = d.Close()
 				return nil, db.Info{}, Usagef("--modes %s: %v", m, err)
 			}
@@ -473,7 +473,7 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []TransportUR
 // probeURL connects, reads the database's description and, for a database
 // the user named, checks that the schema is there.
 func probeURL(ctx context.Context, w workload.Workload, raw string, m workload.Mode, explicit bool) (db.Info, error) {
-	s, err := OpenSession(ctx, raw, w.Name(), m, false)
+	s, err := OpenSession(ctx, raw, workload.SQLName(w), m, false)
 	if err != nil {
 		return db.Info{}, err
 	}

@@ -313,7 +313,7 @@ func (op *opened) open(ctx context.Context, env RunEnv, rs *resolved, url string
 	if isScript {
 		op.s, err = OpenScriptSession(ctx, url, rs.proto, rs.script.NeedsPipelines())
 	} else {
-		op.s, err = OpenSession(ctx, url, w.Name(), rs.mode, !o.Explicit)
+		op.s, err = OpenSession(ctx, url, workload.SQLName(w), rs.mode, !o.Explicit)
 	}
 	if err != nil {
 		return err
@@ -391,7 +391,7 @@ func (op *opened) connect(rs *resolved) {
 		if isScript {
 			c, err = s.DB.(db.ScriptDB).ConnectScript(ctx, proto)
 		} else {
-			c, err = s.DB.Connect(ctx, w.Name(), mode)
+			c, err = s.DB.Connect(ctx, workload.SQLName(w), mode)
 		}
 		// -C: a session lives one transaction; asking each new one for
 		// its server session would add a round trip to its connection.
@@ -442,7 +442,7 @@ func (op *opened) connect(rs *resolved) {
 		// the database package's pooled ones with it: each failed reading
 		// reopens or discards one, so read again a few times.
 		for try := 0; err != nil && ctx.Err() == nil && try < 3; try++ {
-			if rerr := s.ReopenCtl(ctx, w.Name(), mode, proto, isScript, err); rerr != nil {
+			if rerr := s.ReopenCtl(ctx, workload.SQLName(w), mode, proto, isScript, err); rerr != nil {
 				return nil, err
 			}
 			m, err = readCounters(ctx)

@@ -261,6 +261,20 @@ func (s *Session) ReopenCtl(ctx context.Context, wl string, m workload.Mode, p w
 // through a SQL session, else the database package's
 // sql/<workload>/<step>.sql.
 func RunScript(ctx context.Context, d db.DB, w workload.Workload, step string) error {
+	if e, ok := w.(workload.Extension); ok {
+		// The base's step (unless the base is built already and only the
+		// extension's tables are added), then the extension's own.
+		if !e.BaseBuilt() {
+			if err := d.Script(ctx, e.Base(), step); err != nil {
+				return err
+			}
+		}
+		sd, ok := d.(db.SQLDB)
+		if !ok {
+			return fmt.Errorf("%s needs a database that runs SQL text", w.Name())
+		}
+		return execStmts(ctx, sd, w, step, e.Added(sd.Dialect(), step))
+	}
 	sw, ok := w.(workload.SQLScripter)
 	if !ok {
 		return d.Script(ctx, w.Name(), step)

@@ -443,7 +443,7 @@ func Summarize(w workload.Workload, s *Session, info db.Info, mode workload.Mode
 			sum.NOPM = &v
 		}
 	}
-	if sum.Warehouses != nil && w.Name() == "tpcc" {
+	if sum.Warehouses != nil && workload.SQLName(w) == "tpcc" { // ch too: its terminals are TPC-C's
 		ceiling := NOPMPerWarehouse * float64(*sum.Warehouses)
 		sum.NOPMCeiling = &ceiling
 		sum.TPMCNote = tpmcNote(sum.NOPM, ceiling, *sum.Warehouses, o.KeyingThinking)
