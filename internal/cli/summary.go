@@ -42,8 +42,39 @@ func printSummary(out io.Writer, s *runSummary) {
 		printPgbench(out, s)
 	}
 	printBody(out, s)
+	printAnalytic(out, s.Analytic)
 	printStatements(out, s)
 	printTail(out, s)
+}
+
+// printAnalytic prints a mixed run's analytic streams (CH-benCHmark): the
+// queries that ended inside the same measured interval, and each query's
+// times, as sledge measured them.
+func printAnalytic(out io.Writer, a *runner.MixedJSON) {
+	if a == nil {
+		return
+	}
+	fmt.Fprintf(out, "\nanalytic: %d stream%s beside the terminals, %s queries ended in the measured interval",
+		a.Streams, plural(a.Streams), thousands(a.Queries))
+	if a.Failed > 0 {
+		fmt.Fprintf(out, " (%s failed)", thousands(a.Failed))
+	}
+	fmt.Fprintln(out)
+	fmt.Fprintf(out, "%-5s %12.1f   queries per hour, counted by sledge (QphH-like: not TPC-H's QphH@Size)\n", "QphH", a.QueriesPerHour)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "query\tcount\tfailed\tmean s\tmin s\tmax s\trows\t")
+	for _, q := range a.PerQuery {
+		if q.Count == 0 && q.Failed == 0 {
+			fmt.Fprintf(tw, "%s\t0\t0\t-\t-\t-\t-\t\n", q.Query)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t\n", q.Query, thousands(q.Count), thousands(q.Failed), q.AvgS, q.MinS, q.MaxS, thousands(q.Rows))
+	}
+	tw.Flush()
+	fmt.Fprintln(out, "query times measured by sledge per query, from sending it to its last row; a query in flight when the interval ended is not counted")
+	for _, e := range a.Errors {
+		fmt.Fprintf(out, "analytic error: %s\n", oneLine(e))
+	}
 }
 
 // printHead prints the summary's first lines: the run's database, mode,

@@ -126,6 +126,20 @@ type Final struct {
 	// (engine.Result.Connects, Failures; nil when none was classified).
 	Connects engine.Lag          `json:"connects"`
 	Failures []engine.FailCounts `json:"failures,omitempty"`
+	// Queries are the analytic queries the worker's streams ended (a
+	// mixed workload's, CH-benCHmark), whenever they ended: the
+	// coordinator counts those inside its measured interval.
+	Queries []QueryWire `json:"queries,omitempty"`
+}
+
+// QueryWire is one analytic query that ended in a worker's stream.
+type QueryWire struct {
+	Stream int    `json:"stream"`
+	Query  int    `json:"query"`
+	Start  int64  `json:"start"` // UnixNano
+	End    int64  `json:"end"`
+	Rows   int64  `json:"rows"`
+	Err    string `json:"err,omitempty"`
 }
 
 // EncodeSet puts a set on the wire.

@@ -294,6 +294,7 @@ type opened struct {
 	txl    *txlog.Log  // -l: opened once the database answers, as pgbench
 	logErr error       // closing txl
 	sc     *ServerCost // the server's side of the cost (servercost.go), set by executeRun
+	mx     *mixedRun   // a mixed workload's analytic streams (mixed.go), set by executeRun
 	agent  *agentConn  // --agent: reached and watching before anything else is opened
 }
 
@@ -495,6 +496,13 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 			env.Header(w, s.URL, info, how)
 		}
 	}
+	// A mixed workload's prelude (ch --validate) comes before anything
+	// is shown or measured; a worker's coordinator has run it.
+	if mw, ok := w.(workload.Mixed); ok && rs.role != roleWorker {
+		if err := prelude(ctx, env, o, mw, s); err != nil {
+			return nil, nil, err
+		}
+	}
 	live := engine.NewLive(plan)
 	if op.ms != nil {
 		op.ms.Follow(env.Job.ID(), w, s.URL, live)
@@ -534,7 +542,25 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 		// idle terminals over shared connections must not hold a thread each.
 		plan.PinThreads = raw && plan.Connections == 0
 	}
-	res, workers, runErr := runPlan(ctx, env, o, rs.role, w, url, plan, live, op.sc)
+	// A mixed workload's analytic streams (CH-benCHmark) run beside the
+	// terminals: alone all of them, a worker its share, a coordinator
+	// none (it merges its workers').
+	k, n := 0, 1
+	switch rs.role {
+	case roleWorker:
+		k, n = o.Cluster.WorkerIndex, o.Cluster.Workers
+	case roleLocal, roleCoordinator:
+		n = 0
+	}
+	op.mx = newMixed(w, k, n)
+	if err := op.mx.start(ctx, s.DB); err != nil {
+		undoThreads()
+		if stopDisplay != nil {
+			stopDisplay()
+		}
+		return nil, nil, err
+	}
+	res, workers, runErr := runPlan(ctx, env, o, rs.role, w, url, plan, live, op.sc, op.mx)
 	undoThreads()
 	if res != nil && res.LoopFallback != "" {
 		fmt.Fprintf(env.Stderr, "sledge: loopwait=io_uring refused (%s): the event loops waited on epoll\n", res.LoopFallback)
@@ -558,6 +584,7 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 func summarize(rs *resolved, op *opened, res *engine.Result, workers []WorkerJSON) *RunSummary {
 	sum := Summarize(rs.w, op.s, op.info, rs.mode, rs.o, res)
 	sum.Workers = workers
+	sum.Analytic = op.mx.summary(res.MeasureStart, res.MeasureEnd)
 	op.sc.Fill(sum, sum.Processed)
 	sum.Thresholds = EvalThresholds(rs.thresholds, rs.w, sum)
 	return sum

@@ -110,6 +110,9 @@ type TxJSON struct {
 // RunSummary is the result of a run, printed as text or JSON.
 type RunSummary struct {
 	Workload    string `json:"workload"`
+	// Analytic is a mixed workload's query streams over the same
+	// measured interval (CH-benCHmark; mixed.go); nil for the others.
+	Analytic *MixedJSON `json:"analytic,omitempty"`
 	Script      string `json:"script,omitempty"` // pgbench's "transaction type": builtin or file names
 	Database    string `json:"database"`         // the driver: "sqlite", "postgres", "mysql"
 	DatabaseURL string `json:"database_url"`     // password redacted

@@ -196,21 +196,22 @@ func checkShares(o *RunOptions, r role, w workload.Workload) error {
 
 // runPlan runs the plan as this process's role says: alone, as a worker,
 // or as the coordinator, which runs no VUs itself.
-func runPlan(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
+func runPlan(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost, mx *mixedRun) (*engine.Result, []WorkerJSON, error) {
 	switch r {
 	case roleWorker:
-		res, err := runWorker(ctx, o, w, plan, live)
+		res, err := runWorker(ctx, o, w, plan, live, mx)
 		return res, nil, err
 	case roleLocal, roleCoordinator:
-		return runCoordinator(ctx, env, o, r, w, url, plan, live, sc)
+		return runCoordinator(ctx, env, o, r, w, url, plan, live, sc, mx)
 	}
 	res, err := engine.Run(ctx, plan, live)
+	mx.stop(o.StopTimeout)
 	return res, nil, err
 }
 
 // runWorker runs this worker's share of the plan, started and reported to
 // the coordinator.
-func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *engine.Plan, live *engine.Live) (*engine.Result, error) {
+func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *engine.Plan, live *engine.Live, mx *mixedRun) (*engine.Result, error) {
 	c := &o.Cluster
 	k, n, total := c.WorkerIndex, c.Workers, o.VUs
 	ids, desc, err := workload.Share(w, k, n, total)
@@ -341,12 +342,15 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 		return time.Unix(0, m.At), nil
 	}
 	res, runErr := engine.Run(runCtx, plan, live)
+	mx.stop(o.StopTimeout) // its queries go with the final
 	if started {
 		close(stopTicks)
 		<-ticksDone
 	}
 	if res != nil && started {
-		if err := conn.Send(cluster.Msg{Type: cluster.TypeFinal, Index: k, Final: finalOf(res, ids)}); err != nil && runErr == nil {
+		final := finalOf(res, ids)
+		final.Queries = mx.wire()
+		if err := conn.Send(cluster.Msg{Type: cluster.TypeFinal, Index: k, Final: final}); err != nil && runErr == nil {
 			runErr = fmt.Errorf("coordinator: %w", err)
 		}
 	}
@@ -442,7 +446,7 @@ type event struct {
 // runCoordinator gathers the workers, starts them together, follows their
 // ticks and merges their finals into one result; it reads the database's
 // counters itself at both ends of the measured interval.
-func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost) (*engine.Result, []WorkerJSON, error) {
+func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.Workload, url string, plan *engine.Plan, live *engine.Live, sc *ServerCost, mx *mixedRun) (*engine.Result, []WorkerJSON, error) {
 	co, err := listenWorkers(env, o, r)
 	if err != nil {
 		return nil, nil, err
@@ -480,7 +484,7 @@ func runCoordinator(ctx context.Context, env RunEnv, o *RunOptions, r role, w wo
 	}
 	res.Connected = time.Now()
 	// As in the engine: the stop outlives ctx but not an escalation.
-	cr := &coordination{o: o, plan: plan, live: live, res: res, peers: peers, timed: o.Iterations == 0,
+	cr := &coordination{o: o, plan: plan, live: live, res: res, peers: peers, timed: o.Iterations == 0, mx: mx,
 		stopTimeout: plan.StopWithin(), background: interrupt.Detach(ctx),
 		edge: &edges{done: map[string]bool{}}}
 	interrupt.StopTimeout(ctx, cr.stopTimeout+finalGrace) // the coordinator runs no engine to say it
@@ -550,6 +554,7 @@ func gatherWorkers(ctx, actx context.Context, o *RunOptions, w workload.Workload
 // coordination is the coordinator's run once its workers are ready: the
 // result it builds, the workers and the edges of the measured interval.
 type coordination struct {
+	mx          *mixedRun // the workers' analytic queries, merged as their finals come
 	o           *RunOptions
 	plan        *engine.Plan
 	live        *engine.Live
@@ -713,6 +718,7 @@ func (cr *coordination) follow(ctx context.Context) error {
 					m.gone = true
 				} else {
 					m.final, m.stats = ev.m.Final, st
+					cr.mx.merge(ev.m.Final.Queries)
 				}
 				done++
 				cr.checkEdge()
