@@ -127,3 +127,34 @@ func BenchmarkVULoop(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// With NoTerminals and no VU the engine keeps the clock: the run lasts its
+// ramp-up and duration, and both edges are probed (a mixed workload's
+// analytic streams alone run beside it).
+func TestNoTerminalsKeepsTheClock(t *testing.T) {
+	var edges int
+	p := &Plan{
+		VUs: 0, NoTerminals: true, Mix: twoTypes, Seed: 1, Rampup: 50 * time.Millisecond, Duration: 200 * time.Millisecond,
+		Connect:  func(context.Context, int) (workload.Conn, error) { return fakeConn{}, nil },
+		Terminal: func(int) workload.Terminal { return nopTerm{} },
+		Probe:    func(context.Context) (map[string]int64, error) { edges++; return map[string]int64{}, nil },
+	}
+	res, err := Run(context.Background(), p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edges != 2 {
+		t.Errorf("probed %d edges, want 2", edges)
+	}
+	if got := res.MeasureEnd.Sub(res.MeasureStart); got < p.Duration {
+		t.Errorf("measured %s, want at least the duration %s", got, p.Duration)
+	}
+	if res.Interrupted {
+		t.Error("interrupted")
+	}
+	for _, bad := range []*Plan{{VUs: 0, Duration: time.Second}, {VUs: 0, NoTerminals: true, Iterations: 5}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v validated", bad)
+		}
+	}
+}

@@ -43,6 +43,10 @@ func (p Phase) String() string {
 // Plan is everything a run needs. Times are wall-clock durations.
 type Plan struct {
 	VUs int
+	// NoTerminals allows VUs = 0 in a timed run: the engine keeps only
+	// the clock and the edges of the measured interval (a mixed
+	// workload's analytic streams alone, which the runner runs beside).
+	NoTerminals bool
 	// Connections, when > 0, is how many sessions serve the VUs, as in a
 	// transaction monitor: a VU (a terminal) takes a free session only for
 	// each transaction, after its keying time and any -R schedule wait, and
@@ -350,8 +354,10 @@ func (r *Result) Delta(k string) (int64, bool) {
 // the words of the command-line options.
 func (p *Plan) Validate() error {
 	switch {
-	case p.VUs < 1:
+	case p.VUs < 1 && !(p.NoTerminals && p.VUs == 0):
 		return errors.New("--vus must be at least 1")
+	case p.VUs == 0 && p.Iterations > 0:
+		return errors.New("--iterations needs virtual users: with --vus 0 give --duration")
 	case p.Iterations < 0:
 		return errors.New("--iterations must not be negative")
 	case p.Iterations == 0 && p.Duration <= 0:
@@ -620,6 +626,9 @@ func (x *execution) startLoops(loopCtx context.Context, wg *sync.WaitGroup) erro
 // each ends early when ctx is cancelled or every VU has returned.
 func (x *execution) wait(ctx context.Context) error {
 	p, live, allDone := x.p, x.live, x.allDone
+	if len(x.terms) == 0 {
+		allDone = nil // no VU (NoTerminals): the clock alone ends the run
+	}
 	if x.timed {
 		if p.Rampup > 0 {
 			select {

@@ -169,8 +169,12 @@ func resolveRun(env RunEnv, o *RunOptions, w workload.Workload) (*resolved, erro
 	if err != nil {
 		return nil, Usagef("%v", err)
 	}
+	mw, mixed := w.(workload.Mixed)
 	plan := &engine.Plan{
-		VUs: o.VUs, Connections: o.Connections, Rampup: o.Rampup, Duration: o.Duration, Iterations: o.Iterations,
+		// --vus 0 with analytic streams: the streams alone, on the
+		// engine's clock (mixed.go).
+		NoTerminals: mixed && mw.AnalyticStreams() > 0,
+		VUs:         o.VUs, Connections: o.Connections, Rampup: o.Rampup, Duration: o.Duration, Iterations: o.Iterations,
 		KeyingThinking: o.KeyingThinking, MaxRetries: o.MaxRetries, RaiseError: o.RaiseError,
 		Seed: o.Seed, Mix: w.Mix(), Cost: !o.NoCost, ThreadCost: o.PerTypeCPU,
 		Rate: o.Rate, LatencyLimit: time.Duration(o.LatencyLimit * float64(time.Millisecond)),
@@ -534,6 +538,9 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 		jobs = o.Threads
 	}
 	undoThreads, loops, raw := LoopThreads(conns, jobs, url, env.Getenv)
+	if conns == 0 { // no terminal (a mixed workload's streams alone): no loop, no pinning
+		loops, raw = 0, false
+	}
 	if loops > 0 {
 		plan.Loops, plan.PinThreads, plan.LoopWait = loops, raw, LoopWait(url)
 	} else {
