@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/workload"
 )
 
@@ -73,6 +74,15 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 	if env.Header != nil {
 		env.Header(w, s.URL)
 	}
+	// A check's own SQL text runs on the control session when it takes
+	// text (a SQL workload's), else on a SQL session opened for it (an
+	// Extension's added checks beside its base's named statements).
+	var sqlc workload.SQLConn
+	defer func() {
+		if sqlc != nil {
+			_ = sqlc.Close(context.WithoutCancel(ctx))
+		}
+	}()
 	for _, ch := range w.Checks() {
 		r := CheckJSON{ID: ch.ID, Desc: ch.Desc}
 		start := time.Now()
@@ -86,7 +96,11 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 		if r.Reason != "" {
 			r.Status = "skipped"
 		} else {
-			if err := violations(ctx, s.Ctl, ch, &r.Violations); err != nil {
+			c, err := checkConn(ctx, s, ch, &sqlc)
+			if err != nil {
+				return nil, 0, fmt.Errorf("check %s: %w", ch.ID, err)
+			}
+			if err := violations(ctx, c, ch, &r.Violations); err != nil {
 				return nil, 0, fmt.Errorf("check %s: %w", ch.ID, err)
 			}
 			r.Status = "pass"
@@ -111,6 +125,29 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 	result := &CheckResult{Workload: w.Name(), Database: s.URL, OK: failed == 0, Passed: failed == 0, Checks: out}
 	env.Job.SetSummary(result)
 	return result, failed, nil
+}
+
+// checkConn is the session check ch runs on: the control session, or
+// for SQL text that it does not take, a SQL session (*sqlc, opened once).
+func checkConn(ctx context.Context, s *Session, ch workload.Check, sqlc *workload.SQLConn) (workload.Conn, error) {
+	if ch.SQL == "" {
+		return s.Ctl, nil
+	}
+	if _, ok := s.Ctl.(workload.SQLConn); ok {
+		return s.Ctl, nil
+	}
+	if *sqlc == nil {
+		sd, ok := s.DB.(db.SQLDB)
+		if !ok {
+			return nil, fmt.Errorf("the database does not run SQL text")
+		}
+		c, err := sd.ConnectSQL(ctx)
+		if err != nil {
+			return nil, err
+		}
+		*sqlc = c
+	}
+	return *sqlc, nil
 }
 
 // violations runs condition ch: its statement "check.<ID>", or its own
