@@ -143,6 +143,12 @@ func TestBuildValidateStream(t *testing.T) {
 				t.Errorf("checks failed on a fresh build: %v", bad)
 			}
 
+			// `sledge check ch`'s path: TPC-C's named checks and ch's SQL.
+			res, failed, err := runner.Check(ctx, runner.CheckEnv{}, ch.New(cfg), u, true)
+			if err != nil || failed != 0 || len(res.Checks) != 18 {
+				t.Errorf("runner.Check: %v, %d failed, %d checks, want 0 of 18", err, failed, len(res.Checks))
+			}
+
 			var lines []string
 			if err := w.Prelude(ctx, sc, func(l string) { lines = append(lines, l) }); err != nil {
 				t.Errorf("validate: %v\n%s", err, strings.Join(lines, "\n"))
