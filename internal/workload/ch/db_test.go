@@ -208,6 +208,16 @@ func TestBuildValidateStream(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "fresh build") || strings.Contains(err.Error(), "\n") {
 				t.Errorf("validate on a changed build: %v", err)
 			}
+			// A build of another seed has no reference answers.
+			exec(t, ctx, sc, "update sledge_meta set value = '2' where name = 'seed'")
+			w2, _, _, err := attached(t, ctx, u, cfg)
+			if err != nil {
+				t.Fatalf("attach: %v", err)
+			}
+			err = w2.Prelude(ctx, sc, nil)
+			if err == nil || !strings.Contains(err.Error(), "seed 2") {
+				t.Errorf("validate on a seed-2 build: %v", err)
+			}
 			// Without --validate the prelude does nothing.
 			cfg.Validate = false
 			if err := ch.New(cfg).Prelude(ctx, sc, nil); err != nil {

@@ -248,7 +248,7 @@ func queryInt(ctx context.Context, c workload.SQLConn, text string) (int64, erro
 // deletes new_order rows; the other two only read).
 func (w *Workload) fresh(ctx context.Context, c workload.SQLConn) (loadShown, error) {
 	if wh := w.Warehouses(); wh != 1 || w.buildSeed != 1 {
-		return loadShown{}, fmt.Errorf("--validate has reference answers for --warehouses 1 and seed 1 only; this schema was built with %d warehouses and seed %d", wh, w.buildSeed)
+		return loadShown{}, fmt.Errorf("--validate has reference answers for --warehouses 1 and seed 1 only; this schema was built with --warehouses %d and seed %d", wh, w.buildSeed)
 	}
 	for _, f := range []struct {
 		text string
