@@ -117,13 +117,15 @@ func (w *Workload) Added(dialect, step string) []string { return added(dialect, 
 // Tables is the initial population in load order: TPC-C's tables, then
 // region, nation and supplier, then sledge_meta with TPC-C's rows and
 // ch's marker row, last, so that an interrupted build never looks
-// complete. When the base is built already, only the three tables and
-// the marker row.
+// complete. When the base is built already, only the three tables (from
+// the base's seed) and the marker row.
 func (w *Workload) Tables() []workload.Table {
-	own := ownTables(w.cfg.TPCC.Seed)
 	if w.baseBuilt {
-		return append(own, markerTable())
+		// The TPC-C build's seed (sledge_meta), so that the twelve tables
+		// are what one build with that seed makes.
+		return append(ownTables(w.buildSeed), markerTable())
 	}
+	own := ownTables(w.cfg.TPCC.Seed)
 	base := w.Workload.Tables()
 	last := base[len(base)-1] // sledge_meta, TPC-C's marker
 	fill := last.Fill
