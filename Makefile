@@ -1,7 +1,7 @@
 # The two commands of the README: `go run ./cmd/sledge run` and `make test`.
 GO ?= go
 
-.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-db-mysql-rest unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-race unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-pgbench-init bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
+.PHONY: bench-cost bench-agent bench-agent-seed unit-agent-e2e unit-kube unit-db-postgres unit-db-mysql unit-db-mysql-rest unit-faults unit-cli-sqlite unit-cli-workers unit-cli-servers unit-cli-pgbench unit-cli-agent unit-cli-rest unit-race unit-packages unit-modernc tracked bench-scaleout bench-tpch bench-ch bench-tpch-build bench-gotpc test servers vet unit build bench bench-servers bench-pgbench bench-pgbench-busy bench-pgbench-init bench-hammerdb bench-tpm bench-vus bench-go bench-sqlite-drivers fuzz fuzz-short soak clean soak-agent
 
 ## test: everything CI runs: install missing servers, vet, unit and
 ## end-to-end tests against private throwaway servers, short fuzzing
@@ -273,6 +273,13 @@ bench-go: servers
 TPCH_SF ?= 0.1
 bench-tpch: servers
 	$(GO) run ./internal/benchtool/tpch -dbs sqlite,postgres,mariadb -sf $(TPCH_SF) -streams 2
+
+## bench-ch: issue 28's interference table on private PostgreSQL and
+## MariaDB servers: build ch with 4 warehouses, then compare ch (4
+## terminals alone, 1 analytic stream alone, both) of 10 s + 60 s each
+## (docs/benchmarks.md). About 10 minutes on 2 cores.
+bench-ch: servers
+	$(GO) run ./internal/benchtool/chmix -dbs postgres,mariadb -warehouses 4 -vus 4 -streams 1 -rampup 10 -duration 60
 
 ## bench-tpch-build: issue 15's build goal on one private PostgreSQL:
 ## sledge build tpch --scale 1 against COPY of the same rows from

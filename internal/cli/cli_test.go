@@ -92,6 +92,9 @@ func TestMain(m *testing.M) {
 	if tpchPath != "" {
 		os.RemoveAll(filepath.Dir(tpchPath))
 	}
+	if chPath != "" {
+		os.RemoveAll(filepath.Dir(chPath))
+	}
 	binCleanup()
 	for _, l := range []*testdb.Lazy{pgLazy, mariaLazy} {
 		if err := l.Stop(); err != nil && code == 0 {

@@ -256,7 +256,11 @@ func printCompare(w io.Writer, c *compareJSON) {
 		if v := r.ServerCPU(); v != nil {
 			srv = fmt.Sprintf("%.0f", *v)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t\n", r.Mode, r.Transport, r.VUs, rate(r.NOPM),
+		mode := r.Mode
+		if r.Side != "" { // a mixed compare's side: oltp, analytic, both
+			mode += " · " + r.Side
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t\n", mode, r.Transport, r.VUs, rate(r.NOPM),
 			thousands(int64(r.TPM+0.5)), src, ms(r.P90Ms), rt, bytes, cpu, srv, ratio, job, mark)
 	}
 	tw.Flush()
@@ -264,7 +268,35 @@ func printCompare(w io.Writer, c *compareJSON) {
 	fmt.Fprintln(w, "per transaction, measured by the client (- when the run did not report them); server cpu: the server's")
 	fmt.Fprintln(w, "processes on this machine, from /proc (- when remote or embedded); ratio: NOPM / the first cell's")
 	printPairs(w, c.Pairs)
+	printInterference(w, c.Interference)
 	printJobLine(w, c.JobID)
+}
+
+// printInterference prints a mixed compare's sides (compare ch): NOPM
+// with and without the analytic streams, queries per hour and each
+// query's mean seconds with and without the terminals.
+func printInterference(w io.Writer, groups []runner.InterferenceJSON) {
+	num := func(p *float64, format string) string {
+		if p == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *p)
+	}
+	for _, g := range groups {
+		fmt.Fprintf(w, "\nwhat each side costs the other: %s · %s · %d VU%s · %d stream%s\n", g.Mode, g.Transport, g.VUs, plural(g.VUs), g.Streams, plural(g.Streams))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "\talone\tboth\tboth / alone\t")
+		fmt.Fprintf(tw, "NOPM (terminals)\t%s\t%s\t%s\t\n", rate(g.NOPMAlone), rate(g.NOPMWithAnalytic), num(g.NOPMRatio, "%.2f"))
+		fmt.Fprintf(tw, "queries per hour (streams)\t%s\t%s\t%s\t\n", num(g.QphAlone, "%.1f"), num(g.QphWithTerminals, "%.1f"), num(g.QphRatio, "%.2f"))
+		for _, q := range g.Queries {
+			fmt.Fprintf(tw, "%s mean s\t%s\t%s\t%s\t\n", q.Query, num(q.AloneS, "%.3f"), num(q.WithTerminalsS, "%.3f"), num(q.SlowdownRatio, "%.2f"))
+		}
+		tw.Flush()
+	}
+	if len(groups) > 0 {
+		fmt.Fprintln(w, "alone: the terminals without the streams, or the streams without the terminals; both: at once, on the same data")
+		fmt.Fprintln(w, "(- where a query did not end inside a measured interval); NOPM from the database, query times measured by sledge")
+	}
 }
 
 // printJobLine ends a command's text result with the job that keeps it,

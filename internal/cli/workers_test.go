@@ -630,3 +630,42 @@ func TestWorkersPlainProgressEndsWithTheTotal(t *testing.T) {
 		t.Errorf("last progress line %q, summary total %q: want the same count\n%s\n%s", last, total, r.stderr, r.stdout)
 	}
 }
+
+// Issue 28: --workers splits ch's analytic streams as it splits its
+// terminals; the coordinator counts every worker's queries in its one
+// measured interval.
+func TestWorkersCHStreams(t *testing.T) {
+	srv := pgLazy.Get(t)
+	home := t.TempDir()
+	url := pgNoPassword(t, srv)
+	sledgeBuild(t, srv, home, "ch", "--db", url, "--warehouses", "2")
+	r := sledgeProc(t, srv, home, "run", "ch", "--db", url, "-c", "2", "--analytic-streams", "2", "-T", "6", "--rampup", "0",
+		"--seed", "3", "--json", "--workers", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.stderr)
+	}
+	var res struct {
+		NOPM     *float64 `json:"nopm"`
+		Analytic *struct {
+			Streams  int   `json:"streams"`
+			Queries  int64 `json:"queries"`
+			Failed   int64 `json:"failed"`
+			PerQuery []struct {
+				Count int64 `json:"count"`
+			} `json:"per_query"`
+		} `json:"analytic"`
+		Workers []struct {
+			Share string `json:"share"`
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	if res.NOPM == nil || *res.NOPM <= 0 || len(res.Workers) != 2 {
+		t.Fatalf("NOPM %v, %d workers: %s", res.NOPM, len(res.Workers), r.stdout)
+	}
+	a := res.Analytic
+	if a == nil || a.Streams != 2 || a.Queries < 2 || a.Failed != 0 || len(a.PerQuery) != 22 {
+		t.Fatalf("analytic: %+v", a)
+	}
+}

@@ -59,6 +59,16 @@ type QueryReport struct {
 	Host, Run   []Fact
 	JobID       int64
 	Interrupted bool
+	// Rows, when set, is the figures table in place of TPC-H's composite
+	// figures (a mixed compare's NOPM and queries per hour by side).
+	Rows []FigureRow
+}
+
+// FigureRow is one row of the figures table: its name and a value per
+// database (column), as text.
+type FigureRow struct {
+	Name   string
+	Values []string
 }
 
 // WriteQueries renders r as HTML to w.
@@ -130,6 +140,12 @@ func buildQueries(r *QueryReport) *qview {
 			return "-"
 		}
 		return fmt.Sprintf(format, *p)
+	}
+	if len(r.Rows) > 0 {
+		for _, row := range r.Rows {
+			v.Figures = append(v.Figures, figRow{Name: row.Name, Values: row.Values})
+		}
+		return v
 	}
 	fig("Power@Size", func(d Database) string { return num(d.Power, "%.1f") })
 	fig("Throughput@Size", func(d Database) string { return num(d.Throughput, "%.1f") })

@@ -126,6 +126,9 @@ type CompareCell struct {
 	Mode      workload.Mode
 	Transport string
 	VUs       int
+	// Side is a mixed workload's cell (compare_mixed.go): "oltp" (the
+	// terminals alone), "analytic" (the streams alone) or "both".
+	Side string
 	// Once measured (CompareEnv.CellDone):
 	NOPM     *float64
 	TPM      float64
@@ -197,6 +200,12 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if len(o.DBs) > 1 {
 		return nil, Usagef("compare %s takes one --db (its matrix is modes × transports × virtual users on one database); several --db are for compare tpch", w.Name())
 	}
+	mw, mixed := w.(workload.Mixed)
+	if mixed {
+		if err := mixedDefaults(o, mw); err != nil {
+			return nil, err
+		}
+	}
 	vus, err := parseVUList(o.VUs)
 	if err != nil {
 		return nil, err
@@ -266,12 +275,23 @@ func Compare(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	for _, m := range modes {
 		for _, t := range urls {
 			for _, n := range vus {
+				if mixed {
+					// OLTP alone, the analytic streams alone, both
+					// (compare_mixed.go).
+					for _, side := range mixedSides {
+						cells = append(cells, &compareCell{CompareCell: CompareCell{Mode: m, Transport: t.Transport, VUs: n, Side: side}, url: t.URL})
+					}
+					continue
+				}
 				cells = append(cells, &compareCell{CompareCell: CompareCell{Mode: m, Transport: t.Transport, VUs: n}, url: t.URL})
 			}
 		}
 	}
 	for i, c := range cells {
 		c.What = fmt.Sprintf("cell %d/%d: %s · %s · %d VU%s", i+1, len(cells), c.Mode, c.Transport, c.VUs, plural(c.VUs))
+		if c.Side != "" {
+			c.What = fmt.Sprintf("cell %d/%d: %s · %s · %s", i+1, len(cells), c.Mode, c.Transport, sideText(c.Side, c.VUs, mixedStreams(mw)))
+		}
 	}
 	if !o.JSON && env.Header != nil {
 		env.Header(w, db.Redact(rawURL), info, len(cells), o.Seed)
@@ -604,6 +624,7 @@ func runCell(ctx context.Context, env CompareEnv, o *CompareOptions, w workload.
 	if o.Agent.Stacks {
 		spec.Options["stacks"] = true
 	}
+	sideOptions(spec.Options, c.Side) // over the workload's options given
 	var stderr bytes.Buffer
 	x := Exec{Stderr: &stderr}
 	if o.Progress > 0 {
@@ -659,6 +680,7 @@ type cellRun struct {
 	Stacks     json.RawMessage   `json:"server_stacks"`
 	Types      []TxJSON          `json:"types"`
 	Settings   map[string]string `json:"db_settings"`
+	Analytic   *MixedJSON        `json:"analytic"` // a mixed workload's streams (mixed.go)
 }
 
 // p90 is the p90 of type head (the one the workload's headline counts:
@@ -686,6 +708,9 @@ func (r *cellRun) throughput() float64 {
 // CompareJSON is compare's result: --json, the job's summary, the report.
 type CompareJSON struct {
 	Cells []CellJSON `json:"cells"`
+	// Interference is a mixed workload's compare (compare_mixed.go): what
+	// the terminals and the analytic streams cost each other.
+	Interference []InterferenceJSON `json:"interference,omitempty"`
 	// Pairs sets every two cells that differ only in mode side by side.
 	Pairs       []ModePairJSON    `json:"mode_pairs"`
 	Workload    string            `json:"workload"`
@@ -707,6 +732,9 @@ type CompareJSON struct {
 
 // CellJSON is one cell of a compare's result.
 type CellJSON struct {
+	// Side and Analytic: a mixed workload's cell (compare_mixed.go).
+	Side         string          `json:"side,omitempty"`
+	Analytic     *MixedJSON      `json:"analytic,omitempty"`
 	Mode         string          `json:"mode"`
 	Transport    string          `json:"transport"`
 	VUs          int             `json:"vus"`
@@ -885,19 +913,24 @@ func compareResult(w workload.Workload, rawURL string, o *CompareOptions, info d
 			id := c.JobID
 			cj.JobID = &id
 		}
-		if base > 0 {
+		if base > 0 && c.Side != sideAnalytic { // the streams alone run no transaction
 			ratio := r.throughput() / base
 			cj.Ratio = &ratio
 		}
+		cj.Side, cj.Analytic = c.Side, r.Analytic
 		out.Cells = append(out.Cells, cj)
 	}
 	out.Pairs = ModePairs(out.Cells)
+	out.Interference = interference(out.Cells)
 	return out
 }
 
 // writeReport writes the HTML report next to its final name, then renames
 // it: never a half-written file.
 func writeReport(path string, c *CompareJSON, command string) error {
+	if len(c.Interference) > 0 {
+		return writeMixedReport(path, c, command)
+	}
 	r := &report.Report{Title: fmt.Sprintf("sledge compare: %s on %s %s", c.Workload, c.Driver, c.DBVersion),
 		Command: command, Generated: time.Now(), Database: c.Database, DBVersion: c.DBVersion,
 		P90Type: c.P90Type, Settings: c.Settings, JobID: c.JobID, Interrupted: c.Interrupted}

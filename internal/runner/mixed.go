@@ -256,5 +256,11 @@ func prelude(ctx context.Context, env RunEnv, o *RunOptions, w workload.Mixed, s
 	if env.Progress != nil {
 		progress = env.Progress
 	}
-	return w.Prelude(ctx, c, progress)
+	if err := w.Prelude(ctx, c, progress); err != nil {
+		if errors.Is(err, workload.ErrCannotPrelude) {
+			return &ExitError{Code: ExitUsage, Err: err}
+		}
+		return err
+	}
+	return nil
 }

@@ -2,8 +2,15 @@ package workload
 
 import (
 	"context"
+	"errors"
 	"time"
 )
+
+// ErrCannotPrelude marks a Prelude's refusal that is the user's to fix
+// (a build --validate has no reference for, or one terminals have already
+// changed): bad input, exit 2. Any other Prelude error (an answer that
+// differs) exits 1.
+var ErrCannotPrelude = errors.New("cannot run the prelude on this build")
 
 // Extension is a workload built on another workload's schema and named
 // statements, with tables and SQL of its own added (CH-benCHmark: TPC-C's

@@ -388,6 +388,7 @@ function renderResult(box, j) {
   box.append(el("div", { class: "figures" }, ...[["TPM", r.tpm], ["NOPM", r.nopm], ["TPS", r.tps], ["failed", r.failed],
     ["retried", r.retried], ["measured s", r.duration_s]].filter(([, v]) => v != null)
     .map(([k, v]) => el("span", {}, k, el("b", {}, fmt(v, 1))))));
+  if (r.analytic) analyticBlock(box, r.analytic);
   // Latency: per transaction type (TPC-C) or for all (tpcb, scripts).
   let types = [];
   if (r.transactions && typeof r.transactions === "object") types = Object.entries(r.transactions);
@@ -421,7 +422,36 @@ function renderResult(box, j) {
   serverSide(box, r);
 }
 
+// mixedCompare shows a mixed compare (compare ch): what the terminals and
+// the analytic streams cost each other, a table and two charts per group.
+function mixedCompare(box, groups) {
+  for (const g of groups) {
+    box.append(el("h3", {}, `What each side costs the other: ${g.mode} · ${g.transport} · ${g.vus} VUs · ${g.streams} streams`));
+    box.append(table(["", "alone", "both", "both / alone"], [
+      ["NOPM (terminals, from the database)", fmt(g.nopm_alone), fmt(g.nopm_with_analytic), fmt(g.nopm_ratio, 2)],
+      ["queries per hour (streams, measured by sledge)", fmt(g.qph_alone, 1), fmt(g.qph_with_terminals, 1), fmt(g.qph_ratio, 2)],
+      ...g.queries.map((q) => [q.query + " mean s", fmt(q.alone_s, 3), fmt(q.with_terminals_s, 3), fmt(q.slowdown, 2)]),
+    ], "interference"));
+    barChart(box, "NOPM: terminals alone and beside the streams", ["NOPM"], ["alone", "beside the streams"],
+      [[g.nopm_alone ?? null], [g.nopm_with_analytic ?? null]]);
+    barChart(box, "mean seconds per query: streams alone and beside the terminals", g.queries.map((q) => q.query),
+      ["alone", "beside the terminals"], [g.queries.map((q) => q.alone_s ?? null), g.queries.map((q) => q.with_terminals_s ?? null)]);
+  }
+}
+
+// analyticBlock shows a mixed run's analytic streams (run ch).
+function analyticBlock(box, a) {
+  box.append(el("h3", {}, `Analytic streams: ${a.streams}, ${fmt(a.queries)} queries in the measured interval`));
+  box.append(el("div", { class: "figures" }, el("span", {}, "queries per hour", el("b", {}, fmt(a.queries_per_hour, 1))),
+    el("span", {}, "failed", el("b", {}, fmt(a.failed)))));
+  barChart(box, "mean seconds per query (measured by sledge)", a.per_query.map((q) => q.query), ["mean s"],
+    [a.per_query.map((q) => (q.count ? q.avg_s : null))]);
+  box.append(table(["query", "count", "failed", "mean s", "min s", "max s", "rows"],
+    a.per_query.map((q) => [q.query, fmt(q.count), fmt(q.failed), fmt(q.avg_s, 3), fmt(q.min_s, 3), fmt(q.max_s, 3), fmt(q.rows)]), "analytic"));
+}
+
 function compareMatrix(box, r) {
+  if (Array.isArray(r.interference) && r.interference.length) return mixedCompare(box, r.interference);
   const vus = [...new Set(r.cells.map((c) => c.vus))].sort((a, b) => a - b);
   const rowsKey = [...new Set(r.cells.map((c) => c.mode + " / " + c.transport))];
   const rows = rowsKey.map((k) => [k, ...vus.map((v) => {
