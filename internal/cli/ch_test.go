@@ -211,7 +211,7 @@ func TestCompareCH(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"<svg", "2 terminals alone", "1 stream alone", "2 terminals + 1 stream", "NOPM both / alone", "Q22"} {
+	for _, want := range []string{"<svg", "2 terminals alone", "1 stream alone", "2 terminals with 1 stream", "NOPM both / alone", "Q22"} {
 		if !strings.Contains(string(page), want) {
 			t.Errorf("the HTML report lacks %q", want)
 		}

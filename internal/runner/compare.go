@@ -889,6 +889,7 @@ func compareResult(w workload.Workload, rawURL string, o *CompareOptions, info d
 		out.JobID = job.ID()
 	}
 	var base float64
+	var matrixVUs []int
 	for i, c := range cells {
 		r := c.res
 		if i == 0 {
@@ -918,10 +919,14 @@ func compareResult(w workload.Workload, rawURL string, o *CompareOptions, info d
 			cj.Ratio = &ratio
 		}
 		cj.Side, cj.Analytic = c.Side, r.Analytic
+		if c.Side == sideAnalytic {
+			cj.VUs = 0 // the streams alone: no virtual user ran
+		}
+		matrixVUs = append(matrixVUs, c.VUs)
 		out.Cells = append(out.Cells, cj)
 	}
 	out.Pairs = ModePairs(out.Cells)
-	out.Interference = interference(out.Cells)
+	out.Interference = interference(out.Cells, matrixVUs)
 	return out
 }
 

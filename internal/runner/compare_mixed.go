@@ -110,7 +110,7 @@ type QueryInterferenceJSON struct {
 
 // interference sets each (mode, transport, VUs) group's three sides side
 // by side.
-func interference(cells []CellJSON) []InterferenceJSON {
+func interference(cells []CellJSON, matrixVUs []int) []InterferenceJSON {
 	type key struct {
 		mode, transport string
 		vus             int
@@ -122,7 +122,7 @@ func interference(cells []CellJSON) []InterferenceJSON {
 		if c.Side == "" {
 			continue
 		}
-		k := key{c.Mode, c.Transport, c.VUs}
+		k := key{c.Mode, c.Transport, matrixVUs[i]} // the streams-alone cell ran none
 		if groups[k] == nil {
 			groups[k] = map[string]*CellJSON{}
 			order = append(order, k)
@@ -210,7 +210,7 @@ func writeMixedReport(path string, c *CompareJSON, command string) error {
 	side := func(name string, analytic string) report.Database {
 		d := report.Database{Name: name, Driver: c.Driver, Version: c.DBVersion, Transport: g.Transport}
 		for _, cell := range c.Cells {
-			if cell.Side == analytic && cell.Mode == g.Mode && cell.Transport == g.Transport && cell.VUs == g.VUs {
+			if cell.Side == analytic && cell.Mode == g.Mode && cell.Transport == g.Transport && (cell.VUs == g.VUs || analytic == sideAnalytic) {
 				if cell.JobID != nil {
 					d.JobID = *cell.JobID
 				}
@@ -222,7 +222,7 @@ func writeMixedReport(path string, c *CompareJSON, command string) error {
 	r.Databases = []report.Database{
 		side(fmt.Sprintf("%d terminal%s alone (mode %s)", g.VUs, plural(g.VUs), g.Mode), sideOLTP),
 		side(fmt.Sprintf("%d stream%s alone", g.Streams, plural(g.Streams)), sideAnalytic),
-		side(fmt.Sprintf("%d terminal%s + %d stream%s", g.VUs, plural(g.VUs), g.Streams, plural(g.Streams)), sideBoth),
+		side(fmt.Sprintf("%d terminal%s with %d stream%s", g.VUs, plural(g.VUs), g.Streams, plural(g.Streams)), sideBoth),
 	}
 	for i, q := range g.Queries {
 		r.Queries = append(r.Queries, report.QueryTimes{Query: i + 1, Seconds: []*float64{nil, q.AloneS, q.WithTerminalsS}})

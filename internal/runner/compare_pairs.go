@@ -23,7 +23,9 @@ func ModePairs(cells []CellJSON) []ModePairJSON {
 	for i := range cells {
 		for j := i + 1; j < len(cells); j++ {
 			a, b := &cells[i], &cells[j]
-			if a.Transport != b.Transport || a.VUs != b.VUs || a.Mode == b.Mode {
+			// A mixed compare pairs modes on the terminals alone only: the
+			// other sides' figures hold the streams' work too.
+			if a.Transport != b.Transport || a.VUs != b.VUs || a.Mode == b.Mode || a.Side != b.Side || (a.Side != "" && a.Side != sideOLTP) {
 				continue
 			}
 			p := ModePairJSON{Transport: a.Transport, VUs: a.VUs, From: a.Mode, To: b.Mode}

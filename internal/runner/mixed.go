@@ -150,6 +150,10 @@ func (m *mixedRun) merge(qs []cluster.QueryWire) {
 	}
 }
 
+// mixedCPUNote is why a mixed run's client CPU per transaction is not
+// given.
+const mixedCPUNote = "not measured per transaction: the analytic streams ran in this sledge process during the measured interval (with an embedded database, their queries too), so its CPU time is not the terminals' alone"
+
 // MixedJSON is the analytic side of a mixed run (--json "analytic"):
 // the queries that ended inside the measured interval, measured by the
 // client as the terminals' transactions are.

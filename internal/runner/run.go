@@ -592,6 +592,13 @@ func summarize(rs *resolved, op *opened, res *engine.Result, workers []WorkerJSO
 	sum := Summarize(rs.w, op.s, op.info, rs.mode, rs.o, res)
 	sum.Workers = workers
 	sum.Analytic = op.mx.summary(res.MeasureStart, res.MeasureEnd)
+	if sum.Analytic != nil && sum.PerTxn != nil && sum.PerTxn.ClientCPUUs != nil {
+		// The process's CPU holds the streams' too: a figure that would
+		// be wrong is not shown.
+		p := sum.PerTxn
+		p.ClientCPUUs, p.ContextSwitches, p.ClientCPUUserUs, p.ClientCPUSysUs, p.ClientRunQueueDelayUs = nil, nil, nil, nil, nil
+		p.ClientCPUNote = mixedCPUNote
+	}
 	op.sc.Fill(sum, sum.Processed)
 	sum.Thresholds = EvalThresholds(rs.thresholds, rs.w, sum)
 	return sum
