@@ -242,13 +242,22 @@ func queryInt(ctx context.Context, c workload.SQLConn, text string) (int64, erro
 	return v, err
 }
 
+// refusal is a build --validate cannot check: the user's to fix
+// (workload.ErrCannotPrelude), its message one line.
+type refusal struct{ msg string }
+
+func (r *refusal) Error() string        { return r.msg }
+func (r *refusal) Is(target error) bool { return target == workload.ErrCannotPrelude }
+
+func refuse(format string, args ...any) error { return &refusal{fmt.Sprintf(format, args...)} }
+
 // fresh refuses a schema whose answers are not the reference's: another
 // scale or seed, or data the terminals have changed since the build
 // (New-Order raises d_next_o_id, Payment adds history rows, Delivery
 // deletes new_order rows; the other two only read).
 func (w *Workload) fresh(ctx context.Context, c workload.SQLConn) (loadShown, error) {
 	if wh := w.Warehouses(); wh != 1 || w.buildSeed != 1 {
-		return loadShown{}, fmt.Errorf("--validate has reference answers for --warehouses 1 and seed 1 only; this schema was built with --warehouses %d and seed %d", wh, w.buildSeed)
+		return loadShown{}, refuse("--validate has reference answers for --warehouses 1 and seed 1 only; this schema was built with --warehouses %d and seed %d", wh, w.buildSeed)
 	}
 	for _, f := range []struct {
 		text string
@@ -264,7 +273,7 @@ func (w *Workload) fresh(ctx context.Context, c workload.SQLConn) (loadShown, er
 			return loadShown{}, fmt.Errorf("ch: validate: %w", err)
 		}
 		if n != f.want {
-			return loadShown{}, fmt.Errorf("--validate needs a fresh build: %s have changed the data since (run `sledge drop ch` and `sledge build ch` again)", f.what)
+			return loadShown{}, refuse("--validate needs a fresh build: %s have changed the data since (run `sledge drop ch` and `sledge build ch` again)", f.what)
 		}
 	}
 	var l loadShown
@@ -279,7 +288,7 @@ func (w *Workload) fresh(ctx context.Context, c workload.SQLConn) (loadShown, er
 		return loadShown{}, fmt.Errorf("ch: validate: read the load time: %w", err)
 	}
 	if l.date < "2007-01-02" || l.date >= "2030-01-01" {
-		return loadShown{}, fmt.Errorf("--validate: the build's load date %s is outside 2007-01-02..2029-12-31, where the queries' date bounds keep the reference's answers", l.date)
+		return loadShown{}, refuse("--validate: the build's load date %s is outside 2007-01-02..2029-12-31, where the queries' date bounds keep the reference's answers", l.date)
 	}
 	return l, nil
 }
