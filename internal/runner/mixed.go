@@ -168,7 +168,7 @@ type MixedJSON struct {
 	QueriesPerHour float64 `json:"queries_per_hour"`
 	// Source says who measured: "client" (sledge's clock around each
 	// query, its every row read).
-	Source   string          `json:"source"`
+	Source   string           `json:"source"`
 	PerQuery []MixedQueryJSON `json:"per_query"`
 	// Errors are the streams' own errors and the first error of each
 	// query that failed, one line each.

@@ -109,18 +109,18 @@ type TxJSON struct {
 
 // RunSummary is the result of a run, printed as text or JSON.
 type RunSummary struct {
-	Workload    string `json:"workload"`
+	Workload string `json:"workload"`
 	// Analytic is a mixed workload's query streams over the same
 	// measured interval (CH-benCHmark; mixed.go); nil for the others.
-	Analytic *MixedJSON `json:"analytic,omitempty"`
-	Script      string `json:"script,omitempty"` // pgbench's "transaction type": builtin or file names
-	Database    string `json:"database"`         // the driver: "sqlite", "postgres", "mysql"
-	DatabaseURL string `json:"database_url"`     // password redacted
-	Driver      string `json:"driver"`
-	DBVersion   string `json:"db_version"`
-	Transport   string `json:"transport"`
-	Mode        string `json:"mode"`
-	VUs         int    `json:"vus"`
+	Analytic    *MixedJSON `json:"analytic,omitempty"`
+	Script      string     `json:"script,omitempty"` // pgbench's "transaction type": builtin or file names
+	Database    string     `json:"database"`         // the driver: "sqlite", "postgres", "mysql"
+	DatabaseURL string     `json:"database_url"`     // password redacted
+	Driver      string     `json:"driver"`
+	DBVersion   string     `json:"db_version"`
+	Transport   string     `json:"transport"`
+	Mode        string     `json:"mode"`
+	VUs         int        `json:"vus"`
 	// Connections is how many connections served the VUs: --connections,
 	// or vus when each had its own (ConnWait nil).
 	Connections int `json:"connections"`
