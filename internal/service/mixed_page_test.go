@@ -3,6 +3,7 @@ package service_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -34,7 +35,7 @@ func TestServePageMixedCompare(t *testing.T) {
 	}
 	s := startService(t, "")
 	id := submit(t, s.url, testToken, map[string]any{"kind": "compare", "workload": "ch", "db": u,
-		"options": map[string]any{"vus": "1", "analytic-streams": 1, "rampup": "0s", "duration": "4s", "mode": "prepared"}})
+		"options": map[string]any{"vus": "1", "analytic-streams": 1, "rampup": "0s", "duration": "4s", "modes": "prepared"}})
 	waitStatus(t, s.url, testToken, id, 120*time.Second, "completed")
 
 	tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
@@ -48,7 +49,8 @@ func TestServePageMixedCompare(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/#token="+testToken),
 		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr")),
-		chromedp.Click(chromedp.CSS("#jobs tbody tr:first-child td:nth-child(2)")),
+		// The compare's own job, not one of its cells' runs.
+		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#jobs tbody tr[data-id="%d"] td:nth-child(2)`, id))),
 		chromedp.WaitVisible(chromedp.CSS("#detail table.interference")),
 	); err != nil {
 		t.Fatalf("open the compare job: %v", err)
