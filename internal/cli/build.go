@@ -33,7 +33,11 @@ leftovers of an interrupted build are dropped and the build starts over.
 tpch (TPC-H-derived, docs/tpch.md): --scale SF (0.01, 0.1, 1, 10, …)
 generates exactly TPC dbgen 2.14's rows and loads them with the database's
 bulk path (COPY, LOAD DATA, SQLite prepared inserts); it needs a database
-of its own: a database holding TPC-C's tables is refused.`,
+of its own: a database holding TPC-C's tables is refused.
+
+ch (CH-benCHmark, docs/ch.md): TPC-C's nine tables (--warehouses N) and
+supplier (10,000 rows), nation (62) and region (5); on a complete TPC-C
+build it adds only the three.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)

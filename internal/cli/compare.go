@@ -47,6 +47,11 @@ for --modes, --seed or --random-seed, --connections (the same for every
 cell, so at most the smallest --vus), and the workload's run options such
 as --all-warehouses, passed on to every cell.
 
+compare ch (docs/ch.md) runs each cell three times: the terminals alone,
+the --analytic-streams alone and both at once (default: 4 VUs and the
+database's default mode), and sets NOPM, queries per hour and each query's
+time with and without the other side side by side.
+
 Transports: --db gives one. For the other:
   PostgreSQL  tcp URL + --socket DIR        unix: the same URL with host=DIR (and its port)
               unix URL (host=/dir) + --host H [--port N]   tcp: H:N (default port: the URL's, else 5432)

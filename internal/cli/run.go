@@ -114,7 +114,14 @@ database as built, with no refresh set applied since, the 22 validation
 answers are checked against the references first), --no-refresh,
 --queries 1,3,5-7, --explain. It prints Power@Size, Throughput@Size and
 QphH@Size, each query's seconds per stream, and the refresh functions';
-all are TPC-H-derived, never TPC-H results.`,
+all are TPC-H-derived, never TPC-H results.
+
+ch (CH-benCHmark, docs/ch.md) runs TPC-C's terminals (every option above)
+and --analytic-streams S query streams (default 1), each running the 22
+queries in its own order over and over, over the same measured interval:
+NOPM and TPM as tpcc, and queries per hour with each query's times
+(QphH-like, never TPC-H's QphH@Size). --vus 0 runs the streams alone;
+--validate first checks the 22 answers of a fresh 1-warehouse build.`,
 		Args: cobra.MaximumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w, url, err := o.resolve(cmd, args, env)

@@ -29,10 +29,30 @@ type Common struct {
 // --scale and tpch's fractional one): a value given is set in each, and
 // it is bad input only if the workload that runs refused it.
 type sharedFlag struct {
-	name  string
-	order []string
-	vals  map[string]pflag.Value
-	errs  map[string]error
+	name   string
+	order  []string
+	vals   map[string]pflag.Value
+	errs   map[string]error
+	usages map[string]string // each workload's help text
+}
+
+// usage is the shared flag's help: each text once, after the workloads
+// that give it ("ch, tpcc: number of warehouses…; tpcb: …").
+func (s *sharedFlag) usage() string {
+	var texts []string
+	names := map[string][]string{}
+	for _, n := range s.order {
+		u := s.usages[n]
+		if _, seen := names[u]; !seen {
+			texts = append(texts, u)
+		}
+		names[u] = append(names[u], n)
+	}
+	parts := make([]string, len(texts))
+	for i, u := range texts {
+		parts[i] = strings.Join(names[u], ", ") + ": " + u
+	}
+	return strings.Join(parts, "; ")
 }
 
 func (s *sharedFlag) String() string { return s.vals[s.order[0]].String() }
@@ -92,16 +112,15 @@ func CommonFlags(fs *pflag.FlagSet, c *Common, name string, defaultSeed uint64) 
 				if first == "" || old.Shorthand != f.Shorthand {
 					panic("runner: flag --" + f.Name + " of workload " + n + " clashes with a command's own") // programmer error
 				}
-				if !strings.HasPrefix(old.Usage, first+":") {
-					old.Usage = first + ": " + old.Usage
-				}
-				sh = &sharedFlag{name: f.Name, order: []string{first}, vals: map[string]pflag.Value{first: old.Value}, errs: map[string]error{}}
+				sh = &sharedFlag{name: f.Name, order: []string{first}, vals: map[string]pflag.Value{first: old.Value}, errs: map[string]error{},
+					usages: map[string]string{first: strings.TrimPrefix(old.Usage, first+": ")}}
 				old.Value = sh
 				c.shared = append(c.shared, sh)
 			}
 			sh.order = append(sh.order, n)
 			sh.vals[n] = f.Value
-			old.Usage += "; " + f.Usage
+			sh.usages[n] = strings.TrimPrefix(f.Usage, n+": ") // a text that names its workload already
+			old.Usage = sh.usage()
 		})
 	}
 }
