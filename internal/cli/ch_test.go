@@ -113,6 +113,20 @@ func TestRunCHTerminalsAndStreams(t *testing.T) {
 			t.Errorf("jobs show lacks %q:\n%s", want, out)
 		}
 	}
+	// jobs diff sets two runs' streams side by side.
+	stdout, stderr, code = runCLI(t, home, "run", "ch", "--db", u, "--vus", "1", "--analytic-streams", "1",
+		"--rampup", "0", "-T", "4s", "--json")
+	if code != ExitOK {
+		t.Fatalf("second run: exit %d: %s", code, stderr)
+	}
+	var r2 chRun
+	if err := json.Unmarshal([]byte(stdout), &r2); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runCLI(t, home, "jobs", "diff", strconv.FormatInt(r.JobID, 10), strconv.FormatInt(r2.JobID, 10))
+	if code != ExitOK || !strings.Contains(out, "analytic.queries_per_hour") {
+		t.Errorf("jobs diff: exit %d: %s%s", code, out, stderr)
+	}
 }
 
 // --vus 0: the streams alone, on the engine's clock; no transaction.

@@ -796,6 +796,16 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 				num("per_txn.context_switches", *ca.ContextSwitches, *cb.ContextSwitches)
 			}
 		}
+		if aa, ab := sa.Analytic, sb.Analytic; aa != nil && ab != nil {
+			// A mixed run's streams (ch): their throughput and each
+			// query's mean seconds where both ran it.
+			num("analytic.queries_per_hour", aa.QueriesPerHour, ab.QueriesPerHour)
+			for i, qa := range aa.PerQuery {
+				if i < len(ab.PerQuery) && qa.Count > 0 && ab.PerQuery[i].Count > 0 {
+					num("analytic."+qa.Query+".avg_s", qa.AvgS, ab.PerQuery[i].AvgS)
+				}
+			}
+		}
 		diffServer(sa, sb, num) // servercost.go
 		diffSystem(sa, sb, num) // jobs_system.go
 	}
@@ -824,6 +834,9 @@ func diffJobs(a, b *jobs.Record) *jobDiff {
 
 // cellName names a compare's cell: "mode/transport/vus".
 func cellName(c *cellJSON) string {
+	if c.Side != "" { // a mixed compare's side (compare ch)
+		return fmt.Sprintf("%s/%s/%d/%s", c.Mode, c.Transport, c.VUs, c.Side)
+	}
 	return fmt.Sprintf("%s/%s/%d", c.Mode, c.Transport, c.VUs)
 }
 

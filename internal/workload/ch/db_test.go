@@ -134,6 +134,7 @@ func violations(t *testing.T, ctx context.Context, w *ch.Workload, s *runner.Ses
 func TestBuildValidateStream(t *testing.T) {
 	for _, kind := range []string{"sqlite", "postgres", "mariadb", "duckdb"} {
 		t.Run(kind, func(t *testing.T) {
+			t.Parallel() // each database its own build: they wait on servers more than they compute
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			u := fresh(t, kind)
