@@ -157,7 +157,9 @@ func TestCompareCH(t *testing.T) {
 	u := "sqlite://" + chDB(t)
 	home := t.TempDir()
 	html := filepath.Join(home, "ch.html")
-	stdout, stderr, code := runCLI(t, home, "compare", "ch", "--db", u, "--mode", "prepared", "-c", "2",
+	// Without --mode: the database's default mode alone (three cells, not
+	// three per mode).
+	stdout, stderr, code := runCLI(t, home, "compare", "ch", "--db", u, "-c", "2",
 		"--analytic-streams", "1", "--rampup", "0", "-T", "6", "--seed", "5", "--json", "--html", html)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)

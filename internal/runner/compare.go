@@ -55,6 +55,9 @@ type CompareOptions struct {
 	Seed            uint64
 	SeedSet         bool // --seed was given
 	Explicit        bool // the user named the database (flag or SLEDGE_DB)
+	// defaultMode: without --modes, the database's default mode alone
+	// (a mixed compare's cells are three runs each).
+	defaultMode bool
 	JSON            bool // --json: print nothing but the result
 }
 
@@ -451,6 +454,9 @@ func validateMatrix(ctx context.Context, w workload.Workload, urls []TransportUR
 		d, err := OpenDB(ctx, t.URL)
 		if err != nil {
 			return nil, db.Info{}, err
+		}
+		if len(modes) == 0 && o.defaultMode {
+			modes = []workload.Mode{d.DefaultMode()}
 		}
 		if len(modes) == 0 {
 			// The default: every mode this database supports of the three

@@ -37,6 +37,7 @@ func mixedDefaults(o *CompareOptions, w workload.Mixed) error {
 	if !given["vus"] {
 		o.VUs = "4"
 	}
+	o.defaultMode = !given["modes"]
 	if w.AnalyticStreams() < 1 {
 		return Usagef("compare %s sets the terminals and the analytic streams side by side: --%s must be at least 1", w.Name(), streamsOption)
 	}
