@@ -537,3 +537,18 @@ type SQLDB interface {
 type TableLister interface {
 	TableNames(ctx context.Context) ([]string, error)
 }
+
+// InMemory is implemented by databases that can live in the process's
+// memory only (duckdb::memory:): what is built there ends with the
+// command that built it.
+type InMemory interface {
+	Memory() bool
+}
+
+// Ephemeral reports whether d's contents end with this process: a run
+// then builds what it needs first, as for the embedded default, and
+// build, check and drop, whose work would end with them, refuse it.
+func Ephemeral(d DB) bool {
+	m, ok := d.(InMemory)
+	return ok && m.Memory()
+}

@@ -61,6 +61,9 @@ func Build(ctx context.Context, env BuildEnv, w workload.Workload, url string, s
 		return nil, err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
+	if db.Ephemeral(s.DB) {
+		return nil, Usagef("%s lives in this process's memory only: a build there would end with the build; `sledge run %s --db %s` builds what it needs first", s.URL, w.Name(), s.URL)
+	}
 	env.Job.SetDB(ctx, s, vus)
 	res, err := BuildSchema(ctx, env, s, w, seed, vus, quiet)
 	if err != nil {

@@ -156,6 +156,10 @@ func open(ctx context.Context, path string, cfg url.Values, files db.SQLFiles) (
 	}
 	conn, err := duck.NewConnector(dsn, nil)
 	if err != nil {
+		if strings.Contains(err.Error(), "could not set invalid or local option") {
+			// DuckDB refused a setting of the URL: bad input.
+			return nil, db.BadURL(fmt.Errorf("duckdb URL: DuckDB refuses the setting %s", settingOf(err, cfg)))
+		}
 		return nil, openError(path, err)
 	}
 	d := &DB{path: path, pool: sql.OpenDB(conn), files: files}
@@ -165,6 +169,18 @@ func open(ctx context.Context, path string, cfg url.Values, files db.SQLFiles) (
 		return nil, openError(path, err)
 	}
 	return d, nil
+}
+
+// settingOf names the setting of cfg that err quotes (name=value).
+func settingOf(err error, cfg url.Values) string {
+	for k, vs := range cfg {
+		for _, v := range vs {
+			if strings.Contains(err.Error(), k+"="+v) {
+				return fmt.Sprintf("%s=%s", k, v)
+			}
+		}
+	}
+	return cfg.Encode()
 }
 
 // lockHolder finds the process DuckDB names in its lock error.
