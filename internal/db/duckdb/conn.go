@@ -1,3 +1,5 @@
+//go:build cgo
+
 package duckdb
 
 import (
@@ -270,3 +272,15 @@ func kind(err error) error {
 // classify adds the workload sentinel err matches, if any, keeping its
 // message.
 func classify(err error) error { return db.Classify(err, kind(err)) }
+
+// FailClass sorts a failed transaction's error into pgbench's classes
+// (db.FailClasser): a write-write conflict of DuckDB's optimistic
+// concurrency is a serialization failure, as PostgreSQL's 40001 is.
+func (d *DB) FailClass(err error) workload.FailClass {
+	if conflict(err) {
+		return workload.FailSerialization
+	}
+	return workload.FailOther
+}
+
+var _ db.FailClasser = (*DB)(nil)

@@ -1,3 +1,5 @@
+//go:build cgo
+
 // Package duckdb runs workloads on DuckDB, the embedded analytic database:
 // one file (or memory), in-process, no server, through DuckDB's official Go
 // driver (github.com/duckdb/duckdb-go, cgo with prebuilt static libraries).

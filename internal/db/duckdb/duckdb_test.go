@@ -1,3 +1,5 @@
+//go:build cgo
+
 package duckdb
 
 import (
@@ -18,23 +20,9 @@ import (
 )
 
 // holdEnv makes the test binary a second process that holds a database
-// file open until its stdin closes (TestSecondProcess).
+// file open until its stdin closes (TestSecondProcess; TestMain in
+// e2e_test.go).
 const holdEnv = "SLEDGE_DUCKDB_HOLD"
-
-func TestMain(m *testing.M) {
-	if path := os.Getenv(holdEnv); path != "" {
-		d, err := db.Open(context.Background(), "duckdb://"+path)
-		if err != nil {
-			fmt.Println(err)
-			os.Exit(1)
-		}
-		fmt.Println("holding")
-		_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the test closes stdin
-		d.Close()
-		os.Exit(0)
-	}
-	os.Exit(m.Run())
-}
 
 // openTest opens a fresh database file in a temporary directory.
 func openTest(t testing.TB) *DB {
