@@ -27,39 +27,61 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		return nil, fmt.Errorf("duckdb: connect: %w", err)
 	}
 	c := &conn{c: sc, mode: m, w: w, text: text}
-	if m == workload.ModePrepared {
+	if m == workload.ModePrepared || m == workload.ModeBatched {
 		c.stmts = make(map[string]*sql.Stmt, len(text))
+	}
+	if m == workload.ModeBatched {
+		// Only batched statements have repeated groups; other modes skip
+		// the lookup.
+		if c.rep, err = d.repeated.Get("duckdb", w, text, db.Dollar); err != nil {
+			_ = sc.Close()
+			return nil, err
+		}
 	}
 	return c, nil
 }
 
-// conn is one session: a dedicated connection and, in prepared mode, its
-// statements, prepared on first use.
+// conn is one session: a dedicated connection and, in prepared and
+// batched modes, its statements, prepared on first use.
 type conn struct {
 	c     *sql.Conn
 	mode  workload.Mode
 	w     string
-	text  map[string]string    // shared by every session; read only
-	stmts map[string]*sql.Stmt // prepared mode
+	text  map[string]string       // shared by every session; read only
+	rep   map[string]*db.Repeated // statements with repeated groups, batched mode only
+	stmts map[string]*sql.Stmt    // prepared and batched modes, by prepared name
 	inTx  bool
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }
 
-// stmt returns the prepared statement name, preparing it on first use.
-func (c *conn) stmt(ctx context.Context, name string) (*sql.Stmt, error) {
-	if st, ok := c.stmts[name]; ok {
+// stmt returns the prepared statement name for nargs arguments, preparing
+// it on first use. A statement with repeated groups has one per repeat
+// count (db.Repeated).
+func (c *conn) stmt(ctx context.Context, name string, nargs int) (*sql.Stmt, error) {
+	prep := name
+	var text string
+	if r, ok := c.rep[name]; ok {
+		e, err := r.For(nargs)
+		if err != nil {
+			return nil, fmt.Errorf("duckdb: %w", err)
+		}
+		prep, text = e.Name, e.Text
+	}
+	if st, ok := c.stmts[prep]; ok {
 		return st, nil
 	}
-	text, ok := c.text[name]
-	if !ok {
-		return nil, c.unknown(name)
+	if text == "" {
+		var ok bool
+		if text, ok = c.text[name]; !ok {
+			return nil, c.unknown(name)
+		}
 	}
 	st, err := c.c.PrepareContext(ctx, text)
 	if err != nil {
 		return nil, wrap("prepare", name, err)
 	}
-	c.stmts[name] = st
+	c.stmts[prep] = st
 	return st, nil
 }
 
@@ -87,7 +109,7 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 	)
 	if c.stmts != nil {
 		var st *sql.Stmt
-		if st, err = c.stmt(ctx, name); err != nil {
+		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return 0, err
 		}
 		res, err = st.ExecContext(ctx, args...)
@@ -123,7 +145,7 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 	)
 	if c.stmts != nil {
 		var st *sql.Stmt
-		if st, err = c.stmt(ctx, name); err != nil {
+		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return nil, err
 		}
 		rs, err = st.QueryContext(ctx, args...)

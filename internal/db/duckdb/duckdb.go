@@ -3,10 +3,10 @@
 // Package duckdb runs workloads on DuckDB, the embedded analytic database:
 // one file (or memory), in-process, no server, through DuckDB's official Go
 // driver (github.com/duckdb/duckdb-go, cgo with prebuilt static libraries).
-// It runs --mode client (values as literals) and --mode prepared
-// (statements prepared once per session); DuckDB has no stored procedures
-// and in process no round trips to save, so procedure, block and pipeline
-// are refused. Loads go through DuckDB's appender. docs/duckdb.md.
+// It runs --mode client (values as literals), --mode prepared (statements
+// prepared once per session) and --mode batched (set-oriented statements,
+// prepared likewise); DuckDB has no stored procedures and in process no
+// round trips to save, so procedure, block and pipeline are refused. Loads go through DuckDB's appender. docs/duckdb.md.
 package duckdb
 
 import (
@@ -140,8 +140,9 @@ type DB struct {
 	pool  *sql.DB
 	files db.SQLFiles
 
-	named  db.NamedCache // workload -> statement -> SQL, parsed once
-	tables tableCache    // table -> column kinds, for the appender
+	named    db.NamedCache    // workload -> statement -> SQL, parsed once
+	repeated db.RepeatedCache // workload -> statements with repeated groups
+	tables   tableCache       // table -> column kinds, for the appender
 }
 
 var _ db.DB = (*DB)(nil)
@@ -213,13 +214,13 @@ func openError(path string, err error) error {
 // as this process: nothing built in it outlives the command.
 func (d *DB) Memory() bool { return d.path == memory }
 
-// Supports says which modes DuckDB can run: client and prepared.
+// Supports says which modes DuckDB can run: client, prepared and batched
+// (set-oriented statements, prepared likewise: fewer statements to plan,
+// which is most of what a statement costs DuckDB).
 func (d *DB) Supports(w string, m workload.Mode) error {
 	switch m {
-	case workload.ModeClient, workload.ModePrepared:
+	case workload.ModeClient, workload.ModePrepared, workload.ModeBatched:
 		return nil
-	case workload.ModeBatched:
-		return errors.New("duckdb has no batched statements yet (sledge's sql/<workload> for DuckDB defines the one-row ones); use --mode client or prepared")
 	case workload.ModeProcedure:
 		return errors.New("duckdb has no stored procedures; use --mode client or prepared")
 	case workload.ModePipeline:
@@ -227,7 +228,7 @@ func (d *DB) Supports(w string, m workload.Mode) error {
 	case workload.ModeBlock:
 		return errors.New("duckdb has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared")
 	}
-	return fmt.Errorf("duckdb: unknown mode %v; use --mode client or prepared", m)
+	return fmt.Errorf("duckdb: unknown mode %v; use --mode client, prepared or batched", m)
 }
 
 // DefaultMode is prepared: what an application embedding DuckDB does.

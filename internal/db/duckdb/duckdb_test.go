@@ -186,12 +186,12 @@ func TestInfo(t *testing.T) {
 
 func TestSupports(t *testing.T) {
 	d := openTest(t)
-	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared} {
+	for _, m := range []workload.Mode{workload.ModeClient, workload.ModePrepared, workload.ModeBatched} {
 		if err := d.Supports("tpcc", m); err != nil {
 			t.Errorf("%v: %v", m, err)
 		}
 	}
-	for _, m := range []workload.Mode{workload.ModeBatched, workload.ModeProcedure, workload.ModePipeline, workload.ModeBlock} {
+	for _, m := range []workload.Mode{workload.ModeProcedure, workload.ModePipeline, workload.ModeBlock} {
 		err := d.Supports("tpcc", m)
 		if err == nil || !strings.Contains(err.Error(), "use --mode client or prepared") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%v: %v, want one line naming client and prepared", m, err)
