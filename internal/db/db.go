@@ -20,7 +20,7 @@ import (
 
 // Info describes the database a job ran against, for the job record.
 type Info struct {
-	Driver    string            // "sqlite", "postgres", "mysql"
+	Driver    string            // "sqlite", "postgres", "mysql", "duckdb"
 	Version   string            // server or library version
 	Transport string            // "embedded", "tcp", "unix"
 	Settings  map[string]string // settings that matter for performance
@@ -524,7 +524,7 @@ type StreamLoader interface {
 // for their dialect (workload.SQLConn: TPC-H's schema and queries).
 type SQLDB interface {
 	// Dialect is the SQL the database speaks, as workloads name it:
-	// "postgres", "mysql" (MariaDB and MySQL) or "sqlite".
+	// "postgres", "mysql" (MariaDB and MySQL), "sqlite" or "duckdb".
 	Dialect() string
 	// ConnectSQL opens one session for such text. Its isolation is the
 	// database's default (at least READ COMMITTED; SQLite serializable).
