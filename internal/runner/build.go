@@ -184,8 +184,8 @@ type AfterLoader interface{ AfterLoad() string }
 
 // afterLoad names what the build creates after the load, for its
 // messages: the workload's words, else "indexes and procedures", or
-// "indexes" where there are no procedures (SQLite has none; a plan or a
-// SQL text may have none).
+// "indexes" where there are no procedures (SQLite and DuckDB have none; a
+// plan or a SQL text may have none).
 func (p plan) afterLoad(d db.DB, w workload.Workload) string {
 	if a, ok := w.(AfterLoader); ok {
 		return a.AfterLoad()
@@ -193,7 +193,7 @@ func (p plan) afterLoad(d db.DB, w workload.Workload) string {
 	sd, isSQL := d.(db.SQLDB)
 	stmts, planned := p.Scripts["procedures"]
 	switch sw, ok := w.(workload.SQLScripter); {
-	case isSQL && sd.Dialect() == "sqlite":
+	case isSQL && (sd.Dialect() == "sqlite" || sd.Dialect() == "duckdb"):
 		return "indexes"
 	case planned:
 	case ok && isSQL:
