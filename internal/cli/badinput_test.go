@@ -122,7 +122,7 @@ func TestBadInputCatalogue(t *testing.T) {
 		// URLs.
 		{name: "no scheme", args: []string{"run", "--db", "just-a-path.db"}, code: ExitUsage, want: "bad database URL just-a-path.db: no scheme: use e.g. sqlite:///path/to/file.db"},
 		{name: "host and port without scheme", args: []string{"run", "--db", "127.0.0.1:5432/x"}, code: ExitUsage, want: "bad database URL 127.0.0.1:5432/x: not a URL"},
-		{name: "unknown scheme", args: []string{"run", "--db", "oracle://u:" + badPW + "@127.0.0.1/x"}, code: ExitUsage, want: `bad database URL oracle://u:REDACTED@127.0.0.1/x: unknown scheme "oracle": known schemes are mariadb, mysql, postgres, postgresql, sqlite, sqlite3`},
+		{name: "unknown scheme", args: []string{"run", "--db", "oracle://u:" + badPW + "@127.0.0.1/x"}, code: ExitUsage, want: `bad database URL oracle://u:REDACTED@127.0.0.1/x: unknown scheme "oracle": known schemes are duckdb, mariadb, mysql, postgres, postgresql, sqlite, sqlite3`},
 		{name: "unknown scheme, no host", args: []string{"run", "--db", "foo://x"}, code: ExitUsage, want: `unknown scheme "foo": known schemes are`},
 		{name: "postgres port out of range", args: []string{"run", "--db", "postgres://u:" + badPW + "@127.0.0.1:99999/x"}, code: ExitUsage, want: `bad port "99999": want a number from 1 to 65535`},
 		{name: "mysql port not a number", args: []string{"build", "--db", "mysql://root:" + badPW + "@127.0.0.1:abc/x"}, code: ExitUsage, want: `bad database URL mysql://root:REDACTED@127.0.0.1:abc/x: bad port "abc": want a number from 1 to 65535`},

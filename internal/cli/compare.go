@@ -58,6 +58,7 @@ Transports: --db gives one. For the other:
   MariaDB     tcp URL + --socket FILE       unix: the same URL with socket=FILE
               unix URL (socket=) + --host H [--port N]     tcp: H:N (default port: 3306)
   SQLite      embedded only
+  DuckDB      embedded only
 --host defaults to 127.0.0.1. User, password, database and other parameters
 stay the same.
 

@@ -176,6 +176,9 @@ func runKubeManifest(cmd *cobra.Command, env *Env, o *kubeOpts, args []string) e
 		}
 		return usageErr("%s is an embedded SQLite file, which pods cannot share; %s", db.Redact(rawURL), how)
 	}
+	if u.Scheme == "duckdb" {
+		return usageErr("%s is an embedded DuckDB database, which pods cannot share; give --db with the URL of a PostgreSQL or MySQL server the pods reach", db.Redact(rawURL))
+	}
 	if _, env := db.Pasteable(rawURL); env != "" {
 		return usageErr("the database URL has a password, which the manifest would show: put the password in a Secret: --secret NAME (docs/scale-out.md)")
 	}

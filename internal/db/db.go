@@ -20,7 +20,7 @@ import (
 
 // Info describes the database a job ran against, for the job record.
 type Info struct {
-	Driver    string            // "sqlite", "postgres", "mysql"
+	Driver    string            // "sqlite", "postgres", "mysql", "duckdb"
 	Version   string            // server or library version
 	Transport string            // "embedded", "tcp", "unix"
 	Settings  map[string]string // settings that matter for performance
@@ -524,7 +524,7 @@ type StreamLoader interface {
 // for their dialect (workload.SQLConn: TPC-H's schema and queries).
 type SQLDB interface {
 	// Dialect is the SQL the database speaks, as workloads name it:
-	// "postgres", "mysql" (MariaDB and MySQL) or "sqlite".
+	// "postgres", "mysql" (MariaDB and MySQL), "sqlite" or "duckdb".
 	Dialect() string
 	// ConnectSQL opens one session for such text. Its isolation is the
 	// database's default (at least READ COMMITTED; SQLite serializable).
@@ -536,4 +536,19 @@ type SQLDB interface {
 // told from an empty database.
 type TableLister interface {
 	TableNames(ctx context.Context) ([]string, error)
+}
+
+// InMemory is implemented by databases that can live in the process's
+// memory only (duckdb::memory:): what is built there ends with the
+// command that built it.
+type InMemory interface {
+	Memory() bool
+}
+
+// Ephemeral reports whether d's contents end with this process: a run
+// then builds what it needs first, as for the embedded default, and
+// build, check and drop, whose work would end with them, refuse it.
+func Ephemeral(d DB) bool {
+	m, ok := d.(InMemory)
+	return ok && m.Memory()
 }

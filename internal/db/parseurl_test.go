@@ -19,7 +19,7 @@ func TestParseURLSaysWhatIsWrong(t *testing.T) {
 		{"postgres://u:pw1@127.0.0.1:0/x", `bad port "0"`, "pw1"},
 		{"mysql://root:pw1@127.0.0.1:abc/x", `bad port "abc"`, "pw1"},
 		{"postgres://[::1]:65536/x", `bad port "65536"`, ""},
-		{"foo://x", `unknown scheme "foo": known schemes are mariadb, mysql, postgres, postgresql, sqlite, sqlite3`, ""},
+		{"foo://x", `unknown scheme "foo": known schemes are duckdb, mariadb, mysql, postgres, postgresql, sqlite, sqlite3`, ""},
 		{"just-a-path.db", "no scheme", ""},
 		{"127.0.0.1:5432/x", "not a URL", ""},
 		{"host=h port=5 password=pw1 dbname=x", "a libpq keyword/value string", "pw1"},

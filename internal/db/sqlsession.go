@@ -54,6 +54,9 @@ func (s SQLOnly) errNamed() error {
 type TextValues struct {
 	// Time writes a time.Time value; nil: such a value is an error.
 	Time func(b []byte, t time.Time) []byte
+	// Other writes a value of a type of the driver's own (DuckDB's
+	// decimals) and reports whether it knew it; nil: none.
+	Other func(b []byte, v any) ([]byte, bool)
 
 	cells []textValue
 	dest  []any // &cells[i]
@@ -68,6 +71,7 @@ func (tv *TextValues) Targets(n int) []any {
 		tv.vals = make([][]byte, n)
 		for i := range tv.cells {
 			tv.cells[i].time = tv.Time
+			tv.cells[i].other = tv.Other
 			tv.dest[i] = &tv.cells[i]
 		}
 	}
@@ -92,9 +96,10 @@ var notNull = []byte{}
 // false, text as it is in a buffer of its own, bytes by reference (the
 // driver's, valid until the next row), times by time.
 type textValue struct {
-	time func(b []byte, t time.Time) []byte
-	buf  []byte
-	v    []byte // nil: NULL
+	time  func(b []byte, t time.Time) []byte
+	other func(b []byte, v any) ([]byte, bool)
+	buf   []byte
+	v     []byte // nil: NULL
 }
 
 func (c *textValue) Scan(src any) error {
@@ -126,7 +131,14 @@ func (c *textValue) Scan(src any) error {
 		}
 		c.buf = c.time(c.buf[:0], v)
 	default:
-		return fmt.Errorf("unsupported value type %T", src)
+		b, ok := []byte(nil), false
+		if c.other != nil {
+			b, ok = c.other(c.buf[:0], src)
+		}
+		if !ok {
+			return fmt.Errorf("unsupported value type %T", src)
+		}
+		c.buf = b
 	}
 	c.v = c.buf
 	if c.v == nil {

@@ -61,6 +61,9 @@ func Build(ctx context.Context, env BuildEnv, w workload.Workload, url string, s
 		return nil, err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
+	if db.Ephemeral(s.DB) {
+		return nil, Usagef("%s lives in this process's memory only: a build there would end with the build; `sledge run %s --db %s` builds what it needs first", s.URL, w.Name(), s.URL)
+	}
 	env.Job.SetDB(ctx, s, vus)
 	res, err := BuildSchema(ctx, env, s, w, seed, vus, quiet)
 	if err != nil {
@@ -181,8 +184,8 @@ type AfterLoader interface{ AfterLoad() string }
 
 // afterLoad names what the build creates after the load, for its
 // messages: the workload's words, else "indexes and procedures", or
-// "indexes" where there are no procedures (SQLite has none; a plan or a
-// SQL text may have none).
+// "indexes" where there are no procedures (SQLite and DuckDB have none; a
+// plan or a SQL text may have none).
 func (p plan) afterLoad(d db.DB, w workload.Workload) string {
 	if a, ok := w.(AfterLoader); ok {
 		return a.AfterLoad()
@@ -190,7 +193,7 @@ func (p plan) afterLoad(d db.DB, w workload.Workload) string {
 	sd, isSQL := d.(db.SQLDB)
 	stmts, planned := p.Scripts["procedures"]
 	switch sw, ok := w.(workload.SQLScripter); {
-	case isSQL && sd.Dialect() == "sqlite":
+	case isSQL && (sd.Dialect() == "sqlite" || sd.Dialect() == "duckdb"):
 		return "indexes"
 	case planned:
 	case ok && isSQL:

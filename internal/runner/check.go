@@ -62,6 +62,9 @@ func Check(ctx context.Context, env CheckEnv, w workload.Workload, url string, e
 		return nil, 0, err
 	}
 	defer s.Close(context.WithoutCancel(ctx))
+	if db.Ephemeral(s.DB) {
+		return nil, 0, Usagef("%s lives in this process's memory only: it starts empty, and what a run builds there ends with the run; check a database file instead", s.URL)
+	}
 	env.Job.SetDB(ctx, s, 1)
 	if noSchema, err := s.Attach(ctx, w); err != nil {
 		if noSchema {

@@ -365,10 +365,11 @@ func attachOrBuild(ctx context.Context, env RunEnv, rs *resolved, s *Session) er
 		how, note := Suggest("sledge build tpcb", s.Raw, o.Explicit)
 		return fmt.Errorf("%v: run `%s` first%s", err, how, note)
 	}
-	if o.Explicit {
+	if o.Explicit && !db.Ephemeral(s.DB) {
 		return s.MissingSchemaErr(ctx, w, true)
 	}
-	// The embedded default builds what it needs, and says so.
+	// The embedded default, and an in-memory database (which starts
+	// empty in every process), builds what it needs, and says so.
 	fmt.Fprintf(env.Stderr, "no %s schema in %s yet: building one first\n", w.Name(), s.URL)
 	meta, _ := workload.Lookup(w.Name())
 	fresh, err := meta.Flags("build", pflag.NewFlagSet("", pflag.ContinueOnError))(1)

@@ -460,7 +460,7 @@ func (s *Service) databases(w http.ResponseWriter, r *http.Request) {
 		v := &dbView{URL: u, Source: source, Default: def}
 		if pu, err := db.ParseURL(u); err == nil {
 			v.Driver = pu.Scheme
-			if pu.Scheme == "sqlite" && pu.Path != "" {
+			if (pu.Scheme == "sqlite" || pu.Scheme == "duckdb") && pu.Path != "" {
 				_, err := os.Stat(pu.Path)
 				ok := err == nil
 				v.Exists = &ok

@@ -3,6 +3,7 @@
 package all
 
 import (
+	_ "github.com/sledge-bench/sledge/internal/db/duckdb"   // duckdb:
 	_ "github.com/sledge-bench/sledge/internal/db/mysql"    // mysql:, mariadb:
 	_ "github.com/sledge-bench/sledge/internal/db/postgres" // postgres:, postgresql:
 	_ "github.com/sledge-bench/sledge/internal/db/sqlite"   // sqlite:, sqlite3:

@@ -25,6 +25,8 @@ var dialects = []struct {
 }{
 	{"sqlite", []workload.Mode{workload.ModeClient, workload.ModePrepared}, nil,
 		[]string{"tables", "drop"}, regexp.MustCompile(`\?(\d+)`)},
+	{"duckdb", []workload.Mode{workload.ModeClient, workload.ModePrepared}, nil,
+		[]string{"tables", "indexes", "drop"}, regexp.MustCompile(`\$(\d+)`)},
 	{"postgres", []workload.Mode{workload.ModeProcedure, workload.ModeClient, workload.ModePrepared},
 		[]string{"schema.built", "tpcb-like.call_procedure", "simple-update.call_procedure"},
 		[]string{"tables", "indexes", "procedures", "drop"}, regexp.MustCompile(`\$(\d+)`)},

@@ -97,6 +97,7 @@ func decode[T any](t *testing.T, s string) T {
 func targets(t *testing.T) map[string]func(t *testing.T) string {
 	return map[string]func(t *testing.T) string{
 		"sqlite": func(t *testing.T) string { return "sqlite://" + filepath.Join(t.TempDir(), "tpch.db") },
+		"duckdb": func(t *testing.T) string { return "duckdb://" + filepath.Join(t.TempDir(), "tpch.duckdb") },
 		"postgres": func(t *testing.T) string {
 			s := pgServer.Get(t)
 			name := fmt.Sprintf("tpch_e2e_%d", dbSeq.Add(1))

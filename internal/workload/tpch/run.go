@@ -529,7 +529,7 @@ func (r *run) explain(ctx context.Context) error {
 	}
 	defer c.Close(context.WithoutCancel(ctx))
 	seeds := queries.Seeds(int64(r.env.Seed), 0)
-	prefix := map[queries.Dialect]string{queries.Postgres: "EXPLAIN ", queries.MySQL: "EXPLAIN ", queries.SQLite: "EXPLAIN QUERY PLAN "}[r.d]
+	prefix := map[queries.Dialect]string{queries.Postgres: "EXPLAIN ", queries.MySQL: "EXPLAIN ", queries.SQLite: "EXPLAIN QUERY PLAN ", queries.DuckDB: "EXPLAIN "}[r.d]
 	for _, q := range r.order(0) {
 		stmts, err := queries.Render(r.d, q, 0, r.params(q, 0, &seeds))
 		if err != nil {

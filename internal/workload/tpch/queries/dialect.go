@@ -21,10 +21,11 @@ const (
 	Postgres Dialect = "postgres"
 	MySQL    Dialect = "mysql" // MariaDB and MySQL
 	SQLite   Dialect = "sqlite"
+	DuckDB   Dialect = "duckdb"
 )
 
 // Dialects are the dialects the workload runs on.
-var Dialects = []Dialect{Postgres, MySQL, SQLite}
+var Dialects = []Dialect{Postgres, MySQL, SQLite, DuckDB}
 
 const day = "2006-01-02"
 

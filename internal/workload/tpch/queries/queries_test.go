@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -36,6 +37,14 @@ func open(t *testing.T, d Dialect) *sql.DB {
 	case SQLite:
 		db = sqlite.OpenFile(filepath.Join(t.TempDir(), "tpch.db"))
 		db.SetMaxOpenConns(1) // the PRAGMA holds for this one connection
+	case DuckDB:
+		if !slices.Contains(sql.Drivers(), "duckdb") {
+			t.Skip("built without cgo: no DuckDB driver (duckdb_test.go)")
+		}
+		db, err = sql.Open("duckdb", filepath.Join(t.TempDir(), "tpch.duckdb"))
+		if err != nil {
+			t.Fatal(err)
+		}
 	case Postgres:
 		s := pgServer.Get(t)
 		admin, err := sql.Open("pgx", fmt.Sprintf("postgres://%s:%s@%s:%d/postgres", s.User, s.Password, s.Host, s.Port))
@@ -127,7 +136,7 @@ func TestQueriesRunEverywhere(t *testing.T) {
 			}
 		})
 	}
-	// The three databases answer alike on the same data.
+	// The databases answer alike on the same data.
 	for _, d := range Dialects[1:] {
 		a, b := answers[Dialects[0]], answers[d]
 		if len(a) != Queries || len(b) != Queries {
@@ -241,6 +250,9 @@ func TestDialectSpellings(t *testing.T) {
 		{Postgres, 7, []string{"extract(year from l_shipdate) as l_year"}},
 		{SQLite, 22, []string{"substr(c_phone, 1, 2) in ('13', '31', '23', '29', '30', '18', '17')"}},
 		{MySQL, 22, []string{"substring(c_phone from 1 for 2)"}},
+		{DuckDB, 1, []string{"l_shipdate <= date '1998-09-02'"}},
+		{DuckDB, 7, []string{"extract(year from l_shipdate) as l_year"}},
+		{DuckDB, 22, []string{"substring(c_phone from 1 for 2)"}},
 		{Postgres, 6, []string{"l_discount between 0.05 and 0.07", "l_quantity < 24"}},
 		{SQLite, 11, []string{"* 0.01"}}, // 0.0001/SF at SF 0.01
 		{Postgres, 15, []string{"create view revenue1 (supplier_no, total_revenue)", "drop view revenue1"}},

@@ -91,7 +91,8 @@ CREATE TABLE lineitem (
 
 // typeFuncs render the spec's column types (docs/tpch.md part 2): MariaDB
 // text in a binary collation (case-sensitive LIKE, byte order), SQLite
-// dates as YYYY-MM-DD text and decimals as REAL.
+// dates as YYYY-MM-DD text and decimals as REAL, DuckDB text as VARCHAR
+// (its CHAR(n) is VARCHAR; its default collation is binary).
 func typeFuncs(d Dialect) template.FuncMap {
 	text := func(kind string) func(n int) string {
 		return func(n int) string {
@@ -100,19 +101,27 @@ func typeFuncs(d Dialect) template.FuncMap {
 				return "TEXT"
 			case MySQL:
 				return fmt.Sprintf("%s(%d) CHARACTER SET latin1 COLLATE latin1_bin", strings.ToUpper(kind), n)
+			case DuckDB:
+				return fmt.Sprintf("VARCHAR(%d)", n)
 			}
 			return fmt.Sprintf("%s(%d) COLLATE \"C\"", kind, n)
 		}
 	}
 	return template.FuncMap{
-		"ident":   func() string { return map[Dialect]string{Postgres: "integer", MySQL: "INT", SQLite: "INTEGER"}[d] },
-		"integer": func() string { return map[Dialect]string{Postgres: "integer", MySQL: "INT", SQLite: "INTEGER"}[d] },
-		"decimal": func() string {
-			return map[Dialect]string{Postgres: "numeric(15,2)", MySQL: "DECIMAL(15,2)", SQLite: "REAL"}[d]
+		"ident": func() string {
+			return map[Dialect]string{Postgres: "integer", MySQL: "INT", SQLite: "INTEGER", DuckDB: "INTEGER"}[d]
 		},
-		"char":     text("char"),
-		"varchar":  text("varchar"),
-		"dateType": func() string { return map[Dialect]string{Postgres: "date", MySQL: "DATE", SQLite: "TEXT"}[d] },
+		"integer": func() string {
+			return map[Dialect]string{Postgres: "integer", MySQL: "INT", SQLite: "INTEGER", DuckDB: "INTEGER"}[d]
+		},
+		"decimal": func() string {
+			return map[Dialect]string{Postgres: "numeric(15,2)", MySQL: "DECIMAL(15,2)", SQLite: "REAL", DuckDB: "DECIMAL(15,2)"}[d]
+		},
+		"char":    text("char"),
+		"varchar": text("varchar"),
+		"dateType": func() string {
+			return map[Dialect]string{Postgres: "date", MySQL: "DATE", SQLite: "TEXT", DuckDB: "DATE"}[d]
+		},
 	}
 }
 

@@ -164,13 +164,13 @@ func same(a, b [][]string) string {
 var validationRowsSF001 = [Queries]int{4, 4, 10, 5, 5, 1, 4, 2, 173, 20, 1, 2, 33, 1, 1, 296, 1, 2, 1, 1, 1, 7}
 
 // On the generator's SF 0.01 data, the 22 queries with the validation
-// values give the same answers on SQLite, PostgreSQL and MariaDB, with
+// values give the same answers on SQLite, PostgreSQL, MariaDB and DuckDB, with
 // the row counts of the specification's data, and each database's
 // answers are the reference answers (package answers: DuckDB's engine on
 // the same data, checked by the rules of docs/tpch.md part 10).
 func TestAnswersAgreeAtSF001(t *testing.T) {
 	if testing.Short() {
-		t.Skip("loads SF 0.01 into three databases")
+		t.Skip("loads SF 0.01 into four databases")
 	}
 	results := map[Dialect][Queries][][]string{}
 	for _, d := range Dialects {
