@@ -58,7 +58,7 @@ type CompareOptions struct {
 	// defaultMode: without --modes, the database's default mode alone
 	// (a mixed compare's cells are three runs each).
 	defaultMode bool
-	JSON            bool // --json: print nothing but the result
+	JSON        bool // --json: print nothing but the result
 }
 
 // CompareFlags binds compare's options to fs, with their defaults: the
