@@ -53,7 +53,7 @@ func bench(dbs []string, warehouses, vus, streams int, mode string, rampup, dura
 	if mode != "" {
 		cmd += " -mode " + mode
 	}
-	var rows []string
+	var rows, groups []string // groups: one label per interference group, the query table's columns
 	var queries [][]string
 	for _, kind := range dbs {
 		url, stop, err := open(ctx, dir, kind)
@@ -84,6 +84,7 @@ func bench(dbs []string, warehouses, vus, streams int, mode string, rampup, dura
 			rows = append(rows, fmt.Sprintf("| %s %s | %s | %d | %d | %s | %s | %s | %s | %s | %s |", c.Driver, c.DBVersion, g.Mode, g.VUs, g.Streams,
 				num(g.NOPMAlone, "%.0f"), num(g.NOPMWithAnalytic, "%.0f"), num(g.NOPMRatio, "%.2f"),
 				num(g.QphAlone, "%.0f"), num(g.QphWithTerminals, "%.0f"), num(g.QphRatio, "%.2f")))
+			groups = append(groups, kind+" "+g.Mode)
 			if len(queries) == 0 {
 				for _, q := range g.Queries {
 					queries = append(queries, []string{q.Query})
@@ -105,8 +106,8 @@ func bench(dbs []string, warehouses, vus, streams int, mode string, rampup, dura
 	fmt.Println()
 	head := "| query |"
 	sep := "|---|"
-	for _, kind := range dbs {
-		head += fmt.Sprintf(" %s alone s | with terminals s | slowdown |", kind)
+	for _, g := range groups {
+		head += fmt.Sprintf(" %s alone s | with terminals s | slowdown |", g)
 		sep += "---|---|---|"
 	}
 	fmt.Println(head)
