@@ -640,7 +640,7 @@ func TestWorkersCHStreams(t *testing.T) {
 	url := pgNoPassword(t, srv)
 	sledgeBuild(t, srv, home, "ch", "--db", url, "--warehouses", "2")
 	r := sledgeProc(t, srv, home, "run", "ch", "--db", url, "-c", "2", "--analytic-streams", "2", "-T", "6", "--rampup", "0",
-		"--seed", "3", "--json", "--workers", "2")
+		"--seed", quickSeed, "--json", "--workers", "2")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

@@ -30,6 +30,8 @@ type mixedRun struct {
 	// session, a dropped schema), one line each.
 	errs []string
 
+	ctx    context.Context
+	conns  []workload.SQLConn // opened by open, one per stream of mine
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 }
@@ -51,10 +53,9 @@ func newMixed(w workload.Workload, k, n int) *mixedRun {
 	return m
 }
 
-// start opens one SQL session per stream of this process's share, then
-// starts the streams. A session that cannot be opened fails the run
-// before anything is measured.
-func (m *mixedRun) start(ctx context.Context, d db.DB) error {
+// open opens one SQL session per stream of this process's share: one
+// that cannot be opened fails the run before anything is measured.
+func (m *mixedRun) open(ctx context.Context, d db.DB) error {
 	if m == nil || len(m.mine) == 0 {
 		return nil
 	}
@@ -73,15 +74,26 @@ func (m *mixedRun) start(ctx context.Context, d db.DB) error {
 		}
 		conns = append(conns, c)
 	}
-	sctx, cancel := context.WithCancel(ctx)
+	m.ctx, m.conns = ctx, conns
+	return nil
+}
+
+// begin starts the streams opened, their orders drawn from the run's
+// seed: alone as the engine starts, a worker at the coordinator's start
+// (whose seed it then has). Once only.
+func (m *mixedRun) begin(seed uint64) {
+	if m == nil || len(m.conns) == 0 || m.cancel != nil {
+		return
+	}
+	sctx, cancel := context.WithCancel(m.ctx)
 	m.cancel = cancel
 	for i, s := range m.mine {
-		c := conns[i]
+		c := m.conns[i]
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
 			defer c.Close(context.WithoutCancel(sctx))
-			err := m.w.Stream(sctx, c, s, m.add)
+			err := m.w.Stream(sctx, c, s, seed, m.add)
 			if err != nil && sctx.Err() == nil {
 				m.mu.Lock()
 				m.errs = append(m.errs, fmt.Sprintf("stream %d: %v", s, err))
@@ -89,7 +101,6 @@ func (m *mixedRun) start(ctx context.Context, d db.DB) error {
 			}
 		}()
 	}
-	return nil
 }
 
 func (m *mixedRun) add(q workload.QueryRun) {
@@ -101,7 +112,14 @@ func (m *mixedRun) add(q workload.QueryRun) {
 // stop ends this process's streams: the queries in flight are cancelled
 // (and not counted), waiting at most within for them to let go.
 func (m *mixedRun) stop(within time.Duration) {
-	if m == nil || m.cancel == nil {
+	if m == nil {
+		return
+	}
+	if m.cancel == nil { // never begun (the run ended before its start)
+		for _, c := range m.conns {
+			_ = c.Close(context.WithoutCancel(m.ctx))
+		}
+		m.conns = nil
 		return
 	}
 	m.cancel()

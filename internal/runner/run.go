@@ -561,7 +561,7 @@ func executeRun(ctx context.Context, env RunEnv, rs *resolved, op *opened, url s
 		n = 0
 	}
 	op.mx = newMixed(w, k, n)
-	if err := op.mx.start(ctx, s.DB); err != nil {
+	if err := op.mx.open(ctx, s.DB); err != nil {
 		undoThreads()
 		if stopDisplay != nil {
 			stopDisplay()

@@ -204,6 +204,7 @@ func runPlan(ctx context.Context, env RunEnv, o *RunOptions, r role, w workload.
 	case roleLocal, roleCoordinator:
 		return runCoordinator(ctx, env, o, r, w, url, plan, live, sc, mx)
 	}
+	mx.begin(plan.Seed)
 	res, err := engine.Run(ctx, plan, live)
 	mx.stop(o.StopTimeout)
 	return res, nil, err
@@ -339,6 +340,7 @@ func runWorker(ctx context.Context, o *RunOptions, w workload.Workload, plan *en
 			}
 		}()
 		go sendTicks(conn, live, len(plan.Mix), stopTicks, ticksDone)
+		mx.begin(seed) // the streams start with the others', on the run's seed
 		return time.Unix(0, m.At), nil
 	}
 	res, runErr := engine.Run(runCtx, plan, live)

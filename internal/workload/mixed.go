@@ -60,12 +60,12 @@ type Mixed interface {
 	// QueryRun.Query indexes it.
 	Queries() []string
 	// Stream runs stream s's queries (0-based, of AnalyticStreams in
-	// all), in the stream's own order, over and over on c until ctx
-	// ends, calling done once for every query that ended (also with an
+	// all), in the stream's own order (drawn from the run's seed, as a
+	// terminal's inputs are), over and over on c until ctx ends, calling done once for every query that ended (also with an
 	// error, not for one that ctx cut short). A query error is reported
 	// through done and the stream goes on; Stream's own error (the
 	// session is lost, the schema is gone) ends the stream.
-	Stream(ctx context.Context, c SQLConn, s int, done func(QueryRun)) error
+	Stream(ctx context.Context, c SQLConn, s int, seed uint64, done func(QueryRun)) error
 	// Prelude runs once on c after Attach and before any terminal or
 	// stream starts (the --validate pass: every query once, its answer
 	// checked); progress receives one line per step, nil when quiet. Its

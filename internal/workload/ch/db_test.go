@@ -175,23 +175,29 @@ func TestBuildValidateStream(t *testing.T) {
 				t.Errorf("validate: %d progress lines, want 22", len(lines))
 			}
 
-			sctx, stop := context.WithCancel(ctx)
-			seen := map[int]int{}
-			err = w.Stream(sctx, sc, 0, func(r workload.QueryRun) {
-				if r.Err != nil {
-					t.Errorf("stream: Q%d: %v", r.Query+1, r.Err)
+			// A stream's pass and the changed answers are each another
+			// pass of the 22 queries: one database (the fastest) runs them;
+			// each query's text on each database is the validate pass's.
+			thorough := kind == "duckdb"
+			if thorough {
+				sctx, stop := context.WithCancel(ctx)
+				seen := map[int]int{}
+				err = w.Stream(sctx, sc, 0, 1, func(r workload.QueryRun) {
+					if r.Err != nil {
+						t.Errorf("stream: Q%d: %v", r.Query+1, r.Err)
+					}
+					if r.Stream != 0 || r.End.Before(r.Start) {
+						t.Errorf("stream: %+v", r)
+					}
+					seen[r.Query]++
+					if len(seen) == 22 {
+						stop()
+					}
+				})
+				stop()
+				if err != nil || len(seen) != 22 {
+					t.Errorf("stream: %v, %d queries reported, want 22", err, len(seen))
 				}
-				if r.Stream != 0 || r.End.Before(r.Start) {
-					t.Errorf("stream: %+v", r)
-				}
-				seen[r.Query]++
-				if len(seen) == 22 {
-					stop()
-				}
-			})
-			stop()
-			if err != nil || len(seen) != 22 {
-				t.Errorf("stream: %v, %d queries reported, want 22", err, len(seen))
 			}
 
 			// Broken data: a supplier missing, a nation without its region.
@@ -201,23 +207,25 @@ func TestBuildValidateStream(t *testing.T) {
 			if got != "ch1,ch4,ch6" {
 				t.Errorf("checks on broken data failed %q, want ch1,ch4,ch6", got)
 			}
-			// Changed answers: Q3's first row and Q18's digest (an order's
-			// revenue), Q15's rows (supplier 17 is gone).
-			exec(t, ctx, sc, "update order_line set ol_amount = ol_amount + 1 where ol_w_id = 1 and ol_d_id = 7 and ol_o_id = 2575 and ol_number = 1")
-			lines = lines[:0]
-			err = w.Prelude(ctx, sc, func(l string) { lines = append(lines, l) })
-			if err == nil || errors.Is(err, workload.ErrCannotPrelude) || !strings.Contains(err.Error(), "answers differ") {
-				t.Errorf("validate on changed data: %v", err)
-			}
-			differ := map[string]bool{}
-			for _, l := range lines {
-				if q, _, ok := strings.Cut(strings.TrimPrefix(l, "validate "), ":"); ok && strings.Contains(l, "differs") {
-					differ[q] = true
+			if thorough {
+				// Changed answers: Q3's first row and Q18's digest (an
+				// order's revenue), Q15's rows (supplier 17 is gone).
+				exec(t, ctx, sc, "update order_line set ol_amount = ol_amount + 1 where ol_w_id = 1 and ol_d_id = 7 and ol_o_id = 2575 and ol_number = 1")
+				lines = lines[:0]
+				err = w.Prelude(ctx, sc, func(l string) { lines = append(lines, l) })
+				if err == nil || errors.Is(err, workload.ErrCannotPrelude) || !strings.Contains(err.Error(), "answers differ") {
+					t.Errorf("validate on changed data: %v", err)
 				}
-			}
-			for _, q := range []string{"Q3", "Q15", "Q18"} {
-				if !differ[q] {
-					t.Errorf("validate on changed data: %s not found to differ:\n%s", q, strings.Join(lines, "\n"))
+				differ := map[string]bool{}
+				for _, l := range lines {
+					if q, _, ok := strings.Cut(strings.TrimPrefix(l, "validate "), ":"); ok && strings.Contains(l, "differs") {
+						differ[q] = true
+					}
+				}
+				for _, q := range []string{"Q3", "Q15", "Q18"} {
+					if !differ[q] {
+						t.Errorf("validate on changed data: %s not found to differ:\n%s", q, strings.Join(lines, "\n"))
+					}
 				}
 			}
 			// A New-Order since the build: --validate refuses.

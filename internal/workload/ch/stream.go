@@ -44,7 +44,7 @@ func startSession(ctx context.Context, c workload.SQLConn, d string) error {
 // Stream runs stream s's queries in its order (Order), pass after pass,
 // until ctx ends; every query that ended is reported through done, its
 // error included. A lost session or a missing schema ends the stream.
-func (w *Workload) Stream(ctx context.Context, c workload.SQLConn, s int, done func(workload.QueryRun)) error {
+func (w *Workload) Stream(ctx context.Context, c workload.SQLConn, s int, seed uint64, done func(workload.QueryRun)) error {
 	d, err := dialectOf(c)
 	if err != nil {
 		return err
@@ -52,7 +52,7 @@ func (w *Workload) Stream(ctx context.Context, c workload.SQLConn, s int, done f
 	if err := startSession(ctx, c, d); err != nil {
 		return err
 	}
-	order := Order(w.cfg.TPCC.Seed, s)
+	order := Order(seed, s)
 	for {
 		for _, q := range order {
 			if ctx.Err() != nil {
