@@ -6,41 +6,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/sledge-bench/sledge/internal/workload/ch"
 )
 
-var (
-	chOnce sync.Once
-	chPath string
-	chErr  string
-)
+// chBuilt is a one-warehouse CH-benCHmark SQLite database (TPC-C's nine
+// tables and supplier, nation, region).
+var chBuilt = &sharedDB{name: "ch.db", args: []string{"build", "ch"}}
 
-// chDB returns a fresh copy of a one-warehouse CH-benCHmark SQLite
-// database (TPC-C's nine tables and supplier, nation, region), built once
-// per test binary.
-func chDB(t *testing.T) string {
-	t.Helper()
-	chOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sledge-cli-ch-")
-		if err != nil {
-			chErr = err.Error()
-			return
-		}
-		chPath = filepath.Join(dir, "ch.db")
-		if _, stderr, code := runCLI(t, dir, "build", "ch", "--db", "sqlite://"+chPath, "--no-job"); code != 0 {
-			chErr = stderr
-		}
-	})
-	if chErr != "" {
-		t.Fatalf("build ch failed: %s", chErr)
-	}
-	dst := filepath.Join(t.TempDir(), "ch.db")
-	copyFile(t, chPath, dst)
-	return dst
-}
+// chDB returns a fresh copy of chBuilt.
+func chDB(t *testing.T) string { t.Helper(); return chBuilt.copy(t) }
 
 // quickSeed's streams begin with quick queries (stream 0 with Q22, stream
 // 1 with Q4: a tenth of a second each on SQLite at 1 warehouse), so that

@@ -62,6 +62,47 @@ func builtDB(t *testing.T) string {
 	return dst
 }
 
+// sharedDB is a SQLite database built once per test binary by `sledge
+// build` with args (its URL appended); each test takes a fresh copy.
+type sharedDB struct {
+	name string   // the file's name: "tpch.db"
+	args []string // the build command, without --db
+	once sync.Once
+	path string
+	err  string
+}
+
+// copy returns a fresh copy of the database, building it first if no
+// test has.
+func (b *sharedDB) copy(t *testing.T) string {
+	t.Helper()
+	b.once.Do(func() {
+		dir, err := os.MkdirTemp("", "sledge-cli-"+strings.TrimSuffix(b.name, ".db")+"-")
+		if err != nil {
+			b.err = err.Error()
+			return
+		}
+		b.path = filepath.Join(dir, b.name)
+		args := append(append([]string{}, b.args...), "--db", "sqlite://"+b.path, "--no-job")
+		if _, stderr, code := runCLI(t, dir, args...); code != 0 {
+			b.err = stderr
+		}
+	})
+	if b.err != "" {
+		t.Fatalf("%s failed: %s", strings.Join(b.args, " "), b.err)
+	}
+	dst := filepath.Join(t.TempDir(), b.name)
+	copyFile(t, b.path, dst)
+	return dst
+}
+
+// remove deletes the database built, if any.
+func (b *sharedDB) remove() {
+	if b.path != "" {
+		os.RemoveAll(filepath.Dir(b.path))
+	}
+}
+
 func copyFile(t *testing.T, from, to string) {
 	t.Helper()
 	in, err := os.Open(from)
@@ -89,12 +130,8 @@ func TestMain(m *testing.M) {
 	if twoWHPath != "" {
 		os.RemoveAll(filepath.Dir(twoWHPath))
 	}
-	if tpchPath != "" {
-		os.RemoveAll(filepath.Dir(tpchPath))
-	}
-	if chPath != "" {
-		os.RemoveAll(filepath.Dir(chPath))
-	}
+	tpchBuilt.remove()
+	chBuilt.remove()
 	binCleanup()
 	for _, l := range []*testdb.Lazy{pgLazy, mariaLazy} {
 		if err := l.Stop(); err != nil && code == 0 {

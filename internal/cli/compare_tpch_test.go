@@ -12,34 +12,11 @@ import (
 	"github.com/sledge-bench/sledge/internal/runner"
 )
 
-var (
-	tpchOnce sync.Once
-	tpchPath string
-	tpchErr  string
-)
+// tpchBuilt is a TPC-H-derived SQLite database at SF 0.01.
+var tpchBuilt = &sharedDB{name: "tpch.db", args: []string{"build", "tpch", "--scale", "0.01"}}
 
-// tpchDB returns a fresh copy of a TPC-H-derived SQLite database at SF
-// 0.01, built once per test binary.
-func tpchDB(t *testing.T) string {
-	t.Helper()
-	tpchOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "sledge-cli-tpch-")
-		if err != nil {
-			tpchErr = err.Error()
-			return
-		}
-		tpchPath = filepath.Join(dir, "tpch.db")
-		if _, stderr, code := runCLI(t, dir, "build", "tpch", "--db", "sqlite://"+tpchPath, "--scale", "0.01", "--no-job"); code != 0 {
-			tpchErr = stderr
-		}
-	})
-	if tpchErr != "" {
-		t.Fatalf("build tpch failed: %s", tpchErr)
-	}
-	dst := filepath.Join(t.TempDir(), "tpch.db")
-	copyFile(t, tpchPath, dst)
-	return dst
-}
+// tpchDB returns a fresh copy of tpchBuilt.
+func tpchDB(t *testing.T) string { t.Helper(); return tpchBuilt.copy(t) }
 
 // tpchCompareOut is compare tpch's --json.
 type tpchCompareOut struct {

@@ -26,14 +26,14 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, fmt.Errorf("duckdb: connect: %w", err)
 	}
-	c := &conn{c: sc, mode: m, w: w, text: text}
+	c := &conn{c: sc, mode: m, ns: db.NamedStmts{Driver: "duckdb", Workload: w, Text: text, Style: db.Dollar}}
 	if m == workload.ModePrepared || m == workload.ModeBatched {
-		c.stmts = make(map[string]*sql.Stmt, len(text))
+		c.ns.Prepared = make(map[string]*sql.Stmt, len(text))
 	}
 	if m == workload.ModeBatched {
 		// Only batched statements have repeated groups; other modes skip
 		// the lookup.
-		if c.rep, err = d.repeated.Get("duckdb", w, text, db.Dollar); err != nil {
+		if c.ns.Rep, err = d.repeated.Get("duckdb", w, text, db.Dollar); err != nil {
 			_ = sc.Close()
 			return nil, err
 		}
@@ -44,70 +44,26 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 // conn is one session: a dedicated connection and, in prepared and
 // batched modes, its statements, prepared on first use.
 type conn struct {
-	c     *sql.Conn
-	mode  workload.Mode
-	w     string
-	text  map[string]string       // shared by every session; read only
-	rep   map[string]*db.Repeated // statements with repeated groups, batched mode only
-	stmts map[string]*sql.Stmt    // prepared and batched modes, by prepared name
-	inTx  bool
+	c    *sql.Conn
+	mode workload.Mode
+	ns   db.NamedStmts // the workload's statements, prepared on first use in prepared and batched modes
+	inTx bool
 }
 
 func (c *conn) Mode() workload.Mode { return c.mode }
 
-// stmt returns the prepared statement name for nargs arguments, preparing
-// it on first use. A statement with repeated groups has one per repeat
-// count (db.Repeated).
 func (c *conn) stmt(ctx context.Context, name string, nargs int) (*sql.Stmt, error) {
-	prep := name
-	var text string
-	if r, ok := c.rep[name]; ok {
-		e, err := r.For(nargs)
-		if err != nil {
-			return nil, fmt.Errorf("duckdb: %w", err)
-		}
-		prep, text = e.Name, e.Text
-	}
-	if st, ok := c.stmts[prep]; ok {
-		return st, nil
-	}
-	if text == "" {
-		var ok bool
-		if text, ok = c.text[name]; !ok {
-			return nil, c.unknown(name)
-		}
-	}
-	st, err := c.c.PrepareContext(ctx, text)
-	if err != nil {
-		return nil, wrap("prepare", name, err)
-	}
-	c.stmts[prep] = st
-	return st, nil
+	return c.ns.Stmt(ctx, c.c, name, nargs, wrap)
 }
 
-// literal returns the text of statement name with args written in.
-func (c *conn) literal(name string, args []any) (string, error) {
-	text, ok := c.text[name]
-	if !ok {
-		return "", c.unknown(name)
-	}
-	q, err := db.Interpolate(text, db.Dollar, args)
-	if err != nil {
-		return "", fmt.Errorf("duckdb: %s: %w", name, err)
-	}
-	return q, nil
-}
-
-func (c *conn) unknown(name string) error {
-	return fmt.Errorf("duckdb: no statement %q for workload %s", name, c.w)
-}
+func (c *conn) literal(name string, args []any) (string, error) { return c.ns.Literal(name, args) }
 
 func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
 	var (
 		res sql.Result
 		err error
 	)
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return 0, err
@@ -143,7 +99,7 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 		rs  *sql.Rows
 		err error
 	)
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return nil, err
@@ -200,10 +156,10 @@ func (c *conn) rollback(ctx context.Context, err error) error {
 // Close closes the session's statements and returns its connection.
 func (c *conn) Close(ctx context.Context) error {
 	var errs []error
-	for _, st := range c.stmts {
+	for _, st := range c.ns.Prepared {
 		errs = append(errs, st.Close())
 	}
-	c.stmts = nil
+	c.ns.Prepared = nil
 	errs = append(errs, c.c.Close())
 	return errors.Join(errs...)
 }

@@ -33,14 +33,14 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: connect: %w", err)
 	}
-	c := &conn{d: d, c: sc, mode: m, w: w, text: text}
+	c := &conn{d: d, c: sc, mode: m, ns: db.NamedStmts{Driver: "sqlite", Workload: w, Text: text, Style: db.QuestionNumbered}}
 	if m == workload.ModePrepared || m == workload.ModeBatched {
-		c.stmts = make(map[string]*sql.Stmt, len(text))
+		c.ns.Prepared = make(map[string]*sql.Stmt, len(text))
 	}
 	if m == workload.ModeBatched {
 		// Only batched statements have repeated groups; other modes skip
 		// the lookup.
-		if c.rep, err = d.repeated.Get("sqlite", w, text, db.QuestionNumbered); err != nil {
+		if c.ns.Rep, err = d.repeated.Get("sqlite", w, text, db.QuestionNumbered); err != nil {
 			_ = sc.Close()
 			return nil, err
 		}
@@ -53,13 +53,10 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 // cancelled context fails the same way under both Go drivers (mattn may not
 // notice it by itself).
 type conn struct {
-	d     *DB
-	c     *sql.Conn
-	mode  workload.Mode
-	w     string
-	text  map[string]string       // shared by every session; read only
-	rep   map[string]*db.Repeated // statements with repeated groups, batched mode only
-	stmts map[string]*sql.Stmt    // prepared and batched modes, by prepared name
+	d    *DB
+	c    *sql.Conn
+	mode workload.Mode
+	ns   db.NamedStmts // the workload's statements, prepared on first use in prepared and batched modes
 	// Transaction control is prepared in both modes: it is the same in
 	// both, so the modes differ only by the workload's statements.
 	begin, beginRO, commit *sql.Stmt
@@ -87,52 +84,11 @@ func timeArgs(args []any) []any {
 	return args
 }
 
-// stmt returns the prepared statement name for nargs arguments, preparing
-// it on first use. A statement with repeated groups has one per repeat
-// count (db.Repeated).
 func (c *conn) stmt(ctx context.Context, name string, nargs int) (*sql.Stmt, error) {
-	prep := name
-	var text string
-	if r, ok := c.rep[name]; ok {
-		e, err := r.For(nargs)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: %w", err)
-		}
-		prep, text = e.Name, e.Text
-	}
-	if st, ok := c.stmts[prep]; ok {
-		return st, nil
-	}
-	if text == "" {
-		var ok bool
-		if text, ok = c.text[name]; !ok {
-			return nil, c.unknown(name)
-		}
-	}
-	st, err := c.c.PrepareContext(ctx, text)
-	if err != nil {
-		return nil, wrap("prepare", name, err)
-	}
-	c.stmts[prep] = st
-	return st, nil
+	return c.ns.Stmt(ctx, c.c, name, nargs, wrap)
 }
 
-// literal returns the text of statement name with args written in.
-func (c *conn) literal(name string, args []any) (string, error) {
-	text, ok := c.text[name]
-	if !ok {
-		return "", c.unknown(name)
-	}
-	q, err := db.Interpolate(text, db.QuestionNumbered, args)
-	if err != nil {
-		return "", fmt.Errorf("sqlite: %s: %w", name, err)
-	}
-	return q, nil
-}
-
-func (c *conn) unknown(name string) error {
-	return fmt.Errorf("sqlite: no statement %q for workload %s", name, c.w)
-}
+func (c *conn) literal(name string, args []any) (string, error) { return c.ns.Literal(name, args) }
 
 func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
 	if err := ctx.Err(); err != nil {
@@ -143,7 +99,7 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 		res sql.Result
 		err error
 	)
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return 0, err
@@ -171,7 +127,7 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 		return &row{err: wrap("query", name, err)}
 	}
 	args = timeArgs(args)
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		st, err := c.stmt(ctx, name, len(args))
 		if err != nil {
 			return &row{err: err}
@@ -194,7 +150,7 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 		rs  *sql.Rows
 		err error
 	)
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return nil, err
@@ -283,7 +239,7 @@ func (c *conn) rollback(ctx context.Context, err error) error {
 // Close closes the session's statements and returns its connection.
 func (c *conn) Close(ctx context.Context) error {
 	var errs []error
-	for _, st := range c.stmts {
+	for _, st := range c.ns.Prepared {
 		errs = append(errs, st.Close())
 	}
 	for _, st := range []*sql.Stmt{c.begin, c.beginRO, c.commit} {
@@ -291,7 +247,7 @@ func (c *conn) Close(ctx context.Context) error {
 			errs = append(errs, st.Close())
 		}
 	}
-	c.stmts = nil
+	c.ns.Prepared = nil
 	errs = append(errs, c.c.Close())
 	return errors.Join(errs...)
 }
