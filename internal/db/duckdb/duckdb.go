@@ -217,19 +217,7 @@ func (d *DB) Memory() bool { return d.path == memory }
 // Supports says which modes DuckDB can run: client, prepared and batched
 // (set-oriented statements, prepared likewise: fewer statements to plan,
 // which is most of what a statement costs DuckDB).
-func (d *DB) Supports(w string, m workload.Mode) error {
-	switch m {
-	case workload.ModeClient, workload.ModePrepared, workload.ModeBatched:
-		return nil
-	case workload.ModeProcedure:
-		return errors.New("duckdb has no stored procedures; use --mode client or prepared")
-	case workload.ModePipeline:
-		return errors.New("duckdb has no pipeline mode: in-process SQL has no round trips to save; use --mode client or prepared")
-	case workload.ModeBlock:
-		return errors.New("duckdb has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared")
-	}
-	return fmt.Errorf("duckdb: unknown mode %v; use --mode client, prepared or batched", m)
-}
+func (d *DB) Supports(w string, m workload.Mode) error { return db.EmbeddedSupports("duckdb", m) }
 
 // DefaultMode is prepared: what an application embedding DuckDB does.
 func (d *DB) DefaultMode() workload.Mode { return workload.ModePrepared }
@@ -243,15 +231,8 @@ func (d *DB) Script(ctx context.Context, w, name string) error {
 	if !ok {
 		return nil
 	}
-	c, err := d.pool.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("duckdb: %s/%s.sql: %w", w, name, err)
-	}
-	defer c.Close()
-	for i, s := range stmts {
-		if _, err := c.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("duckdb: %s/%s.sql statement %d (%s): %w", w, name, i+1, db.FirstLine(s), classify(err))
-		}
+	if err := db.ExecScript(ctx, d.pool, "duckdb", w, name, stmts, classify); err != nil {
+		return err
 	}
 	if name == "drop" || name == "tables" {
 		d.tables.reset()

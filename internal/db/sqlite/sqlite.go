@@ -330,19 +330,7 @@ func (d *DB) unlockWriter() { <-d.writer }
 // Supports says which modes SQLite can run: client, prepared and batched
 // (in process, batched saves no round trips, but SQLite steps fewer
 // statements, each over many rows).
-func (d *DB) Supports(w string, m workload.Mode) error {
-	switch m {
-	case workload.ModeClient, workload.ModePrepared, workload.ModeBatched:
-		return nil
-	case workload.ModeProcedure:
-		return errors.New("sqlite has no stored procedures; use --mode client or prepared")
-	case workload.ModePipeline:
-		return errors.New("sqlite has no pipeline mode: in-process SQL has no round trips to save; use --mode client or prepared")
-	case workload.ModeBlock:
-		return errors.New("sqlite has no block mode: it has no procedural language to run an anonymous block in; use --mode client or prepared")
-	}
-	return fmt.Errorf("sqlite: unknown mode %v; use --mode client, prepared or batched", m)
-}
+func (d *DB) Supports(w string, m workload.Mode) error { return db.EmbeddedSupports("sqlite", m) }
 
 // DefaultMode is prepared: what an application embedding SQLite does.
 func (d *DB) DefaultMode() workload.Mode { return workload.ModePrepared }
@@ -356,15 +344,8 @@ func (d *DB) Script(ctx context.Context, w, name string) error {
 	if !ok {
 		return nil
 	}
-	c, err := d.pool.Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("sqlite: %s/%s.sql: %w", w, name, err)
-	}
-	defer c.Close()
-	for i, s := range stmts {
-		if _, err := c.ExecContext(ctx, s); err != nil {
-			return fmt.Errorf("sqlite: %s/%s.sql statement %d (%s): %w", w, name, i+1, db.FirstLine(s), classify(err))
-		}
+	if err := db.ExecScript(ctx, d.pool, "sqlite", w, name, stmts, classify); err != nil {
+		return err
 	}
 	return nil
 }
