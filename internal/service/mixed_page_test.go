@@ -50,7 +50,7 @@ func TestServePageMixedCompare(t *testing.T) {
 		chromedp.Navigate(s.url+"/#token="+testToken),
 		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr")),
 		// The compare's own job, not one of its cells' runs.
-		chromedp.Click(chromedp.CSS(fmt.Sprintf(`#jobs tbody tr[data-id="%d"] td:nth-child(2)`, id))),
+		clickCSS(fmt.Sprintf(`#jobs tbody tr[data-id="%d"] td:nth-child(2)`, id)),
 		chromedp.WaitVisible(chromedp.CSS("#detail table.interference")),
 	); err != nil {
 		t.Fatalf("open the compare job: %v", err)

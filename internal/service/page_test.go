@@ -82,7 +82,7 @@ func TestServePage(t *testing.T) {
 		chromedp.SetValue(chromedp.CSS("#f-rampup"), "0s"),
 		chromedp.SetValue(chromedp.CSS("#f-duration"), "6s"),
 		chromedp.SetValue(chromedp.CSS("#f-mode"), "prepared"),
-		chromedp.Click(chromedp.CSS("#f-submit")),
+		clickCSS("#f-submit"),
 		chromedp.WaitVisible(chromedp.CSS("#detail .live-tpm")),
 	); err != nil {
 		t.Fatalf("submit the form: %v", err)
@@ -129,7 +129,7 @@ func TestServePage(t *testing.T) {
 	// and see its charts (throughput, latency percentiles).
 	if err := chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr .status.completed")),
-		chromedp.Click(chromedp.CSS("#jobs tbody tr:first-child td:nth-child(2)")),
+		clickCSS("#jobs tbody tr:first-child td:nth-child(2)"),
 		chromedp.WaitVisible(chromedp.CSS("#detail [data-role=status].completed")),
 	); err != nil {
 		t.Fatalf("the finished job: %v", err)
@@ -157,7 +157,7 @@ func TestServePage(t *testing.T) {
 	sel := fmt.Sprintf("#jobs tbody tr[data-id='%d'] td:nth-child(2)", cmp)
 	if err := chromedp.Do(ctx,
 		chromedp.WaitVisible(chromedp.CSS(sel)),
-		chromedp.Click(chromedp.CSS(sel)),
+		clickCSS(sel),
 		chromedp.WaitVisible(chromedp.CSS("#detail table.matrix")),
 	); err != nil {
 		t.Fatalf("the compare job's matrix: %v", err)
@@ -171,11 +171,11 @@ func TestServePage(t *testing.T) {
 	// Two jobs side by side: pick the run and the compare, then both show.
 	for _, id := range []int64{cmp, 1} {
 		box := fmt.Sprintf("#jobs tbody tr[data-id='%d'] input[type=checkbox]", id)
-		if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS(box))); err != nil {
+		if err := chromedp.Do(ctx, clickCSS(box)); err != nil {
 			t.Fatalf("pick job %d: %v", id, err)
 		}
 	}
-	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#side-by-side")), chromedp.WaitVisible(chromedp.CSS("#side .job"))); err != nil {
+	if err := chromedp.Do(ctx, clickCSS("#side-by-side"), chromedp.WaitVisible(chromedp.CSS("#side .job"))); err != nil {
 		t.Fatalf("side by side: %v", err)
 	}
 	var both float64
@@ -187,5 +187,30 @@ func TestServePage(t *testing.T) {
 	shot("side")
 	if both != 2 {
 		t.Errorf("side by side: %v of 2 jobs with charts", both)
+	}
+}
+
+// clickCSS clicks the first element matching sel from inside the page, as
+// soon as there is one. chromedp.Click finds the node and then clicks it in
+// a second call: the job list, redrawn on every poll, can replace the row
+// in between ("Could not find node with given id", seen in CI).
+func clickCSS(sel string) chromedp.Action[chromedp.Void] {
+	js := fmt.Sprintf(`(() => { const e = document.querySelector(%q); if (!e) return false; e.click(); return true })()`, sel)
+	click := chromedp.Evaluate[bool](js)
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		for {
+			ok, err := click(ctx, t)
+			if err != nil {
+				return chromedp.Void{}, fmt.Errorf("click %s: %w", sel, err)
+			}
+			if ok {
+				return chromedp.Void{}, nil
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, fmt.Errorf("click %s: no such element: %w", sel, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
 	}
 }

@@ -162,7 +162,7 @@ CanvasRenderingContext2D.prototype.fillText = function (t, ...a) { window.__draw
 	if err := chromedp.Do(bctx,
 		chromedp.Navigate(s.url+"/#token="+testToken),
 		chromedp.WaitVisible(chromedp.CSS("#jobs tbody tr")),
-		chromedp.Click(chromedp.CSS("#jobs tbody tr:first-child td:nth-child(2)")),
+		clickCSS("#jobs tbody tr:first-child td:nth-child(2)"),
 		chromedp.WaitVisible(chromedp.CSS("#detail .server-side .state-bar")),
 	); err != nil {
 		t.Fatalf("open the job: %v", err)

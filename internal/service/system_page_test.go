@@ -90,7 +90,7 @@ func TestServePageSystemSeries(t *testing.T) {
 	if err := chromedp.Do(ctx,
 		chromedp.Navigate(s.url+"/#token="+testToken),
 		chromedp.WaitVisible(chromedp.CSS(row)),
-		chromedp.Click(chromedp.CSS(row)),
+		clickCSS(row),
 		chromedp.WaitVisible(chromedp.CSS("#detail .live")),
 	); err != nil {
 		t.Fatalf("open the running job: %v", err)
