@@ -346,12 +346,10 @@ func tableHashes(t *testing.T, s *testdb.Server, name string) map[string]string 
 // VU's own connection or a shared one (--connections 1): the procedures,
 // and the blocks made of their bodies, do what the client does.
 //
-// The variants run in chains of sameChain, each chain on a copy of one
-// build, its k-th run with seed 77+k: every chain must leave the tables the
-// reference chain (client mode, its own connection, at each seed) leaves.
-// A variant that differed would make its chain's tables differ. Copying and
-// hashing the database, not the runs, was most of this test's time (3.1 s
-// and 2.3 s a variant against 0.7 s): a chain pays them once for three.
+// The variants run in chains of three (testdb.Chains), each chain on a
+// copy of one build, its k-th run with seed 77+k, and must leave the tables
+// the client chain leaves. Copying and hashing the database, not the runs,
+// was most of this test's time (3.1 s and 2.3 s a variant against 0.7 s).
 func TestModesSameContents(t *testing.T) {
 	s := need(t)
 	// Each mode with the VU's own connection, and taking the one shared
@@ -382,14 +380,7 @@ func TestModesSameContents(t *testing.T) {
 	// The io_uring wait in one representative mode (the suite's time is
 	// tight; the loop's tests cover both waits).
 	variants = append(variants, variant{"procedure_loop_io_uring", workload.ModeProcedure, nil, true, "io_uring"})
-	const sameChain = 3
-	for len(variants)%sameChain != 0 {
-		variants = append(variants, client) // the last chain filled up with the reference's runs
-	}
-	chains := [][]variant{{client, client, client}}
-	for i := 0; i < len(variants); i += sameChain {
-		chains = append(chains, variants[i:i+sameChain])
-	}
+	chains := testdb.Chains(client, variants, 3)
 	chainName := func(c []variant) string {
 		var names []string
 		for _, v := range c {
