@@ -10,6 +10,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sledge-bench/sledge/internal/cli"
+	_ "github.com/sledge-bench/sledge/internal/db/all" // every database this binary knows
 	"github.com/sledge-bench/sledge/internal/interrupt"
 )
 

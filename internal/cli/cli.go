@@ -16,7 +16,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	_ "github.com/sledge-bench/sledge/internal/db/all" // database drivers
 	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/workload"
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // workloads

@@ -183,7 +183,9 @@ var (
 )
 
 // Register makes a driver available for the given URL schemes. Database
-// packages call it from init; internal/db/all imports them all.
+// packages call it from init; internal/db/all imports them all, and the
+// sledge binary (cmd/sledge) imports that: the set of databases is the
+// binary's choice, not the CLI's, so a test binary links only those it uses.
 func Register(d Driver, schemes ...string) {
 	mu.Lock()
 	defer mu.Unlock()

@@ -15,7 +15,9 @@ import (
 	"github.com/sledge-bench/sledge/internal/workload"
 	_ "github.com/sledge-bench/sledge/internal/workload/all" // tpcb
 
-	_ "github.com/sledge-bench/sledge/internal/db/all" // the drivers know their URLs
+	_ "github.com/sledge-bench/sledge/internal/db/mysql"    // mysql:, mariadb:
+	_ "github.com/sledge-bench/sledge/internal/db/postgres" // postgres:, postgresql:
+	_ "github.com/sledge-bench/sledge/internal/db/sqlite"   // sqlite:, sqlite3:
 )
 
 // Transports derived from one URL, each way.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/sledge-bench/sledge/internal/cli"
+	_ "github.com/sledge-bench/sledge/internal/db/postgres" // the databases these tests run on
+	_ "github.com/sledge-bench/sledge/internal/db/sqlite"
 	"github.com/sledge-bench/sledge/internal/testdb"
 )
 

@@ -21,8 +21,10 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/cli"
 	"github.com/sledge-bench/sledge/internal/db"
-	_ "github.com/sledge-bench/sledge/internal/db/all"
+	_ "github.com/sledge-bench/sledge/internal/db/mysql"    // mysql:, mariadb:
+	_ "github.com/sledge-bench/sledge/internal/db/postgres" // postgres:, postgresql:
 	"github.com/sledge-bench/sledge/internal/db/sqlite"
+	_ "github.com/sledge-bench/sledge/internal/db/sqlite" // sqlite:, sqlite3:
 	"github.com/sledge-bench/sledge/internal/engine"
 	"github.com/sledge-bench/sledge/internal/testdb"
 	"github.com/sledge-bench/sledge/internal/workload"

@@ -18,6 +18,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/cli"
 	"github.com/sledge-bench/sledge/internal/db"
+	_ "github.com/sledge-bench/sledge/internal/db/all" // tpch runs on every database
 	"github.com/sledge-bench/sledge/internal/db/sqlite"
 	"github.com/sledge-bench/sledge/internal/testdb"
 	"github.com/sledge-bench/sledge/internal/workload/tpch/dbgen"
