@@ -1,5 +1,7 @@
 package testdb
 
+import "strings"
+
 // Chains groups variants of a run for tests that compare what each leaves
 // in a database: instead of a copy of the build per variant, a copy per
 // chain of n, whose k-th run takes the k-th seed. The first chain is the
@@ -21,4 +23,13 @@ func Chains[V any](ref V, variants []V, n int) [][]V {
 		out = append(out, c)
 	}
 	return out
+}
+
+// ChainName names chain c by its variants' names, joined with "+".
+func ChainName[V any](c []V, name func(V) string) string {
+	names := make([]string, len(c))
+	for i, v := range c {
+		names[i] = name(v)
+	}
+	return strings.Join(names, "+")
 }

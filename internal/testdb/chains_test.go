@@ -21,3 +21,10 @@ func TestChains(t *testing.T) {
 		}
 	}
 }
+
+func TestChainName(t *testing.T) {
+	c := []int{1, 22, 3}
+	if got := ChainName(c, func(v int) string { return fmt.Sprint(v) }); got != "1+22+3" {
+		t.Errorf("ChainName = %q, want 1+22+3", got)
+	}
+}

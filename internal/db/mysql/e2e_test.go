@@ -381,13 +381,7 @@ func TestModesSameContents(t *testing.T) {
 	// tight; the loop's tests cover both waits).
 	variants = append(variants, variant{"procedure_loop_io_uring", workload.ModeProcedure, nil, true, "io_uring"})
 	chains := testdb.Chains(client, variants, 3)
-	chainName := func(c []variant) string {
-		var names []string
-		for _, v := range c {
-			names = append(names, v.name)
-		}
-		return strings.Join(names, "+")
-	}
+	chainName := func(c []variant) string { return testdb.ChainName(c, func(v variant) string { return v.name }) }
 	// One build, copied for each chain (cloneDB).
 	var (
 		tmplOnce sync.Once

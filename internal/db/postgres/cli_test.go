@@ -182,13 +182,7 @@ func TestSameContentsInEveryMode(t *testing.T) {
 		}
 	}
 	chains := testdb.Chains(client, others, 3)
-	chainName := func(c []variant) string {
-		var names []string
-		for _, v := range c {
-			names = append(names, v.name)
-		}
-		return strings.Join(names, "+")
-	}
+	chainName := func(c []variant) string { return testdb.ChainName(c, func(v variant) string { return v.name }) }
 	hashes := map[string]map[string]string{}
 	var mu sync.Mutex
 	// Each chain on a database of its own, side by side: one VU waits on
