@@ -145,7 +145,7 @@ func (c *conn) startBlocks(ctx context.Context) error {
 	if !slices.Contains(c.d.files.Dirs, "sql/mariadb") { // set by flavor
 		return errors.New("mysql: --mode block needs MariaDB's anonymous blocks (BEGIN NOT ATOMIC), which MySQL does not have; use procedure, client or prepared")
 	}
-	bs, err := c.d.blocks(c.w, c.text)
+	bs, err := c.d.blocks(c.w, c.ns.Text)
 	if err != nil {
 		return err
 	}

@@ -68,14 +68,15 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 	if err != nil {
 		return nil, d.connErr(err)
 	}
-	c := &conn{d: d, c: sc, mode: m, w: w, text: text, own: own, wire: wire, dialed: dialed}
+	c := &conn{d: d, c: sc, mode: m, w: w, own: own, wire: wire, dialed: dialed,
+		ns: db.NamedStmts{Driver: "mysql", Workload: w, Text: text, Style: db.Question}}
 	if m == workload.ModePrepared || m == workload.ModeBatched {
-		c.stmts = make(map[string]*sql.Stmt, len(text))
+		c.ns.Prepared = make(map[string]*sql.Stmt, len(text))
 	}
 	if m == workload.ModeBatched {
 		// Only batched statements have repeated groups; other modes skip
 		// the lookup.
-		if c.rep, err = d.repeated.Get("mysql", w, text, db.Question); err != nil {
+		if c.ns.Rep, err = d.repeated.Get("mysql", w, text, db.Question); err != nil {
 			_ = c.Close(ctx)
 			return nil, err
 		}
@@ -91,7 +92,7 @@ func (d *DB) Connect(ctx context.Context, w string, m workload.Mode) (workload.C
 		}
 	}
 	if m == workload.ModeProcedure {
-		if err := c.d.checkProcedures(ctx, c.c, c.w, c.text); err != nil {
+		if err := c.d.checkProcedures(ctx, c.c, c.w, c.ns.Text); err != nil {
 			_ = c.Close(ctx)
 			return nil, err
 		}
@@ -173,16 +174,14 @@ func (d *DB) missingProcedures(w string) error {
 // into the statement text (interpolateParams), so every call is one round
 // trip of the text protocol.
 type conn struct {
-	d     *DB
-	c     *sql.Conn
-	mode  workload.Mode
-	w     string
-	text  map[string]string       // shared by every session; read only
-	rep   map[string]*db.Repeated // statements with repeated groups, batched mode only
-	stmts map[string]*sql.Stmt    // prepared and batched modes, by prepared name
-	inTx  bool
-	own   *sql.DB             // the session's own pool when counted (wire.go)
-	wire  *metrics.WireCounts // nil: not counted
+	d    *DB
+	c    *sql.Conn
+	mode workload.Mode
+	w    string
+	ns   db.NamedStmts // the workload's statements; Prepared in prepared and batched modes
+	inTx bool
+	own  *sql.DB             // the session's own pool when counted (wire.go)
+	wire *metrics.WireCounts // nil: not counted
 	// dialed is own's network connection; with it, the caller's context
 	// is watched here (db.Watcher) and the driver gets one it need not
 	// watch: go-sql-driver/mysql hands every call's cancellable context to
@@ -227,37 +226,9 @@ func (c *conn) interrupted(err error) error {
 func (c *conn) Mode() workload.Mode { return c.mode }
 
 // stmt returns the prepared statement name for nargs arguments, preparing
-// it on first use. A statement with repeated groups has one per repeat
-// count (db.Repeated).
+// it on first use (db.NamedStmts).
 func (c *conn) stmt(ctx context.Context, name string, nargs int) (*sql.Stmt, error) {
-	prep := name
-	var text string
-	if r, ok := c.rep[name]; ok {
-		e, err := r.For(nargs)
-		if err != nil {
-			return nil, fmt.Errorf("mysql: %w", err)
-		}
-		prep, text = e.Name, e.Text
-	}
-	if st, ok := c.stmts[prep]; ok {
-		return st, nil
-	}
-	if text == "" {
-		var ok bool
-		if text, ok = c.text[name]; !ok {
-			return nil, c.unknown(name)
-		}
-	}
-	st, err := c.c.PrepareContext(ctx, text)
-	if err != nil {
-		return nil, c.wrap("prepare", name, err)
-	}
-	c.stmts[prep] = st
-	return st, nil
-}
-
-func (c *conn) unknown(name string) error {
-	return fmt.Errorf("mysql: no statement %q for workload %s", name, c.w)
+	return c.ns.Stmt(ctx, c.c, name, nargs, c.wrap)
 }
 
 func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error) {
@@ -267,16 +238,16 @@ func (c *conn) Exec(ctx context.Context, name string, args ...any) (int64, error
 	}
 	defer c.end()
 	var res sql.Result
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			return 0, err
 		}
 		res, err = st.ExecContext(ctx, args...)
 	} else {
-		text, ok := c.text[name]
+		text, ok := c.ns.Text[name]
 		if !ok {
-			return 0, c.unknown(name)
+			return 0, c.ns.Unknown(name)
 		}
 		res, err = c.c.ExecContext(ctx, text, args...)
 	}
@@ -301,7 +272,7 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 		return &row{err: err}
 	}
 	// The row is read in Scan, which ends the call.
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		st, err := c.stmt(ctx, name, len(args))
 		if err != nil {
 			c.end()
@@ -309,10 +280,10 @@ func (c *conn) QueryRow(ctx context.Context, name string, args ...any) workload.
 		}
 		return &row{r: st.QueryRowContext(ctx, args...), name: name, c: c, open: true}
 	}
-	text, ok := c.text[name]
+	text, ok := c.ns.Text[name]
 	if !ok {
 		c.end()
-		return &row{err: c.unknown(name)}
+		return &row{err: c.ns.Unknown(name)}
 	}
 	return &row{r: c.c.QueryRowContext(ctx, text, args...), name: name, c: c, open: true}
 }
@@ -323,7 +294,7 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 		return nil, err
 	}
 	var rs *sql.Rows
-	if c.stmts != nil {
+	if c.ns.Prepared != nil {
 		var st *sql.Stmt
 		if st, err = c.stmt(ctx, name, len(args)); err != nil {
 			c.end()
@@ -331,10 +302,10 @@ func (c *conn) Query(ctx context.Context, name string, args ...any) (workload.Ro
 		}
 		rs, err = st.QueryContext(ctx, args...)
 	} else {
-		text, ok := c.text[name]
+		text, ok := c.ns.Text[name]
 		if !ok {
 			c.end()
-			return nil, c.unknown(name)
+			return nil, c.ns.Unknown(name)
 		}
 		rs, err = c.c.QueryContext(ctx, text, args...)
 	}
@@ -396,10 +367,10 @@ func (c *conn) rollback(ctx context.Context, err error) error {
 // Close closes the session's statements and returns its connection.
 func (c *conn) Close(ctx context.Context) error {
 	var errs []error
-	for _, st := range c.stmts {
+	for _, st := range c.ns.Prepared {
 		errs = append(errs, st.Close())
 	}
-	c.stmts = nil
+	c.ns.Prepared = nil
 	c.wt.Close()
 	errs = append(errs, c.c.Close())
 	if c.own != nil {

@@ -95,10 +95,10 @@ func (c *pipeConn) Begin(opts workload.TxOptions) {
 func (c *pipeConn) Commit() { c.g.add(groupCommit, workload.WantNothing, groupCommit) }
 
 func (c *pipeConn) Queue(want workload.Want, stmt string, args ...any) int {
-	q, ok := c.text[stmt]
+	q, ok := c.ns.Text[stmt]
 	if !ok {
 		if c.g.err == nil {
-			c.g.err = c.unknown(stmt)
+			c.g.err = c.ns.Unknown(stmt)
 		}
 		return c.g.add(stmt, want, "")
 	}
