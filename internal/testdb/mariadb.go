@@ -167,6 +167,11 @@ func startMariaDB(ctx context.Context, ns *Netns) (*Server, error) {
 		}
 		return cmd.Process.Pid, nil
 	}
+	// The server runs in a process group of its own: should this process
+	// end without Stop, the guard stops it (SIGTERM, SIGKILL after 30 s)
+	// and removes its directory. srv.Stop disarms it.
+	srv.guard = startGuard(killScript("$(cat "+shellQuote(filepath.Join(dir, "mysqld.pid"))+" 2>/dev/null)")+
+		"rm -rf "+shellQuote(dir), nil)
 	// FreePort's port can be taken by another process before the server
 	// binds it (tests start servers side by side): then another port.
 	for attempt := 1; ; attempt++ {

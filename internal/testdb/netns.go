@@ -82,7 +82,12 @@ func NewNetns(t testing.TB) (*Netns, error) {
 	if _, err := ipCmd("netns", "add", ns.Name); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrNoNetns, err)
 	}
+	// Should this process end before its cleanups run, the guard deletes
+	// both (removeStaleNetns, on the next run, is the fallback).
+	g := startGuard(fmt.Sprintf("ip link del %s 2>/dev/null\nip netns del %s 2>/dev/null",
+		shellQuote(ns.Link), shellQuote(ns.Name)), nil)
 	t.Cleanup(func() {
+		defer g.disarm()
 		// Deleting the host's end deletes the pair; the namespace goes
 		// when the last process in it has exited.
 		_, _ = ipCmd("link", "del", ns.Link)
@@ -223,6 +228,7 @@ type Agent struct {
 	Token     string
 	TokenFile string
 	cmd       *exec.Cmd
+	guard     *guard // ends the agent if the test process ends first
 	exited    chan struct{}
 	stderr    *bytes.Buffer
 	mu        sync.Mutex
@@ -267,6 +273,7 @@ func StartAgent(t testing.TB, bin string, ns *Netns, extra ...string) (*Agent, e
 		return nil, fmt.Errorf("start agent: %w", err)
 	}
 	go func() { _ = a.cmd.Wait(); close(a.exited) }()
+	a.guard = startGuard(killScript(strconv.Itoa(a.cmd.Process.Pid)), nil)
 	t.Cleanup(func() { a.stop() })
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -313,6 +320,7 @@ func (a *Agent) Kill() {
 
 // stop ends the agent as an operator would (SIGTERM), killing it after 10 s.
 func (a *Agent) stop() {
+	defer a.guard.disarm()
 	select {
 	case <-a.exited:
 		return

@@ -195,6 +195,10 @@ func startPostgres(ctx context.Context, bin, dir string, settings []string, ns *
 			return nil, err
 		}
 	}
+	// pg_ctl daemonized the server: should this process end without
+	// Stop, the guard stops it (immediate: a throwaway) and removes it.
+	s.guard = startGuard(fmt.Sprintf("%s -D %s -m immediate -w stop >/dev/null 2>&1\nrm -rf %s",
+		shellQuote(filepath.Join(bin, "pg_ctl")), shellQuote(data), shellQuote(dir)), cred)
 	s.stop = func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), postgresReady)
 		defer cancel()
@@ -224,7 +228,9 @@ func startPostgres(ctx context.Context, bin, dir string, settings []string, ns *
 	s.pid = func() (int, error) { return pidFileFirst(filepath.Join(data, "postmaster.pid")) }
 	out, err := run(ctx, "postgres", "--version")
 	if err != nil {
-		_ = s.stop()
+		if s.stop() == nil {
+			s.guard.disarm()
+		}
 		return nil, fmt.Errorf("postgres: version: %w", err)
 	}
 	// "postgres (PostgreSQL) 15.14 (Debian 15.14-0+deb12u1)"

@@ -30,6 +30,7 @@ type Server struct {
 	// User and Password of a superuser account usable over TCP and the socket.
 	User, Password string
 	stop           func() error
+	guard          *guard // stops the server if this process ends first (guard.go)
 
 	// Fault injection (faults.go): restart stops and starts the server on
 	// the same data directory, port and socket; pid is its main process.
@@ -50,6 +51,11 @@ func (s *Server) Stop() error {
 	s.stop = nil
 	if rmErr := os.RemoveAll(s.Dir); err == nil {
 		err = rmErr
+	}
+	if err == nil {
+		// Stopped and removed here; one that failed to stop is left to
+		// the guard when this process ends.
+		s.guard.disarm()
 	}
 	return err
 }
