@@ -133,6 +133,11 @@ func TestMain(m *testing.M) {
 	tpchBuilt.remove()
 	chBuilt.remove()
 	binCleanup()
+	for _, b := range []*pgBuilt{tpcc4Built, tpcb1Built} {
+		if err := b.drop(); err != nil {
+			fmt.Fprintln(os.Stderr, "drop", b.name, err)
+		}
+	}
 	for _, l := range []*testdb.Lazy{pgLazy, mariaLazy} {
 		if err := l.Stop(); err != nil && code == 0 {
 			fmt.Fprintln(os.Stderr, "stop", l.Started().Kind, err)

@@ -58,7 +58,58 @@ func sledgeProc(t *testing.T, srv *testdb.Server, home string, args ...string) w
 // pgNoPassword is a fresh database's URL on the private server, without
 // its password (PGPASSWORD gives it).
 func pgNoPassword(t *testing.T, srv *testdb.Server) string {
-	return fmt.Sprintf("postgres://%s@%s:%d/%s", srv.User, srv.Host, srv.Port, pgbDatabase(t, srv))
+	return pgURLNoPassword(srv, pgbDatabase(t, srv))
+}
+
+func pgURLNoPassword(srv *testdb.Server, name string) string {
+	return fmt.Sprintf("postgres://%s@%s:%d/%s", srv.User, srv.Host, srv.Port, name)
+}
+
+// pgBuilt is a build that several tests of this process start from: built
+// once on the PostgreSQL server and copied for each (testdb's CopyDatabase,
+// a file copy on the server where another build would generate, load and
+// index the data again). TestMain drops it.
+type pgBuilt struct {
+	args []string // sledge build's workload and options
+	once sync.Once
+	srv  *testdb.Server
+	name string
+	err  error
+}
+
+var (
+	tpcc4Built = &pgBuilt{args: []string{"tpcc", "--warehouses", "4"}}
+	tpcb1Built = &pgBuilt{args: []string{"tpcb", "-s", "1"}}
+)
+
+// copy returns the URL, without its password, of a new copy of the build,
+// dropped when t ends.
+func (b *pgBuilt) copy(t *testing.T, srv *testdb.Server, home string) string {
+	t.Helper()
+	b.once.Do(func() {
+		b.err = fmt.Errorf("build %s: did not finish", b.args) // until it does
+		b.srv, b.name = srv, pgbDatabase(t, srv)
+		args := append(append([]string{"build"}, b.args...), "--db", pgURLNoPassword(srv, b.name), "--no-job")
+		if r := sledgeProc(t, srv, home, args...); r.code != 0 {
+			b.err = fmt.Errorf("build %s: exit %d\n%s", b.args, r.code, r.stderr)
+			return
+		}
+		b.err = nil
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	name := fmt.Sprintf("pgb_%d_%d", os.Getpid(), pgbDBSeq.Add(1))
+	srv.CopyDatabase(t, b.name, name)
+	return pgURLNoPassword(srv, name)
+}
+
+// drop drops the build, if it was made.
+func (b *pgBuilt) drop() error {
+	if b.srv == nil {
+		return nil
+	}
+	return b.srv.DropDatabase(b.name)
 }
 
 type workersResult struct {
@@ -120,8 +171,7 @@ func TestWorkersRunAsOneProcess(t *testing.T) {
 	const vus, iters = 8, 30
 	var contents [][5]int64
 	for _, workers := range []int{0, 1, 4} {
-		url := pgNoPassword(t, srv)
-		sledgeBuild(t, srv, home, "tpcb", "--db", url, "-s", "1")
+		url := tpcb1Built.copy(t, srv, home)
 		args := []string{"run", "tpcb", "--db", url, "-c", strconv.Itoa(vus), "-t", strconv.Itoa(iters), "--seed", "11", "--json"}
 		if workers > 0 {
 			args = append(args, "--workers", strconv.Itoa(workers))
@@ -194,8 +244,7 @@ func TestWorkersTPCCIterations(t *testing.T) {
 	home := t.TempDir()
 	var contents [][6]string
 	for _, workers := range []int{1, 4} {
-		url := pgNoPassword(t, srv)
-		sledgeBuild(t, srv, home, "tpcc", "--db", url, "--warehouses", "4")
+		url := tpcc4Built.copy(t, srv, home)
 		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "8", "-t", "25", "--seed", "21", "--json", "--workers", strconv.Itoa(workers))
 		if r.code != 0 {
 			t.Fatalf("--workers %d: exit %d\n%s", workers, r.code, r.stderr)
@@ -218,8 +267,7 @@ func TestWorkersTPCCIterations(t *testing.T) {
 func TestWorkersTPCCNOPM(t *testing.T) {
 	srv := pgLazy.Get(t)
 	home := t.TempDir()
-	url := pgNoPassword(t, srv)
-	sledgeBuild(t, srv, home, "tpcc", "--db", url, "--warehouses", "4")
+	url := tpcc4Built.copy(t, srv, home)
 	nopm := map[int]float64{}
 	for _, workers := range []int{1, 4} {
 		r := sledgeProc(t, srv, home, "run", "tpcc", "--db", url, "-c", "4", "-T", "4", "--rampup", "1", "--seed", "3",
