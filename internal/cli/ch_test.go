@@ -60,7 +60,7 @@ func TestRunCHTerminalsAndStreams(t *testing.T) {
 	u := "sqlite://" + chDB(t)
 	home := t.TempDir()
 	stdout, stderr, code := runCLI(t, home, "run", "ch", "--db", u, "--vus", "2", "--analytic-streams", "2",
-		"--rampup", "0", "-T", "6s", "--seed", quickSeed, "--json")
+		"--rampup", "0", "-T", "3s", "--seed", quickSeed, "--json")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -91,8 +91,8 @@ func TestRunCHTerminalsAndStreams(t *testing.T) {
 	if a.Queries < 1 || counted != a.Queries || a.Failed != 0 || len(a.Errors) > 0 {
 		t.Errorf("analytic: %d queries (%d by query), %d failed, errors %v", a.Queries, counted, a.Failed, a.Errors)
 	}
-	if want := float64(a.Queries) * 3600 / 6; a.QueriesPerHour < want*0.9 || a.QueriesPerHour > want*1.1 {
-		t.Errorf("queries per hour %v for %d queries in about 6 s (want about %v)", a.QueriesPerHour, a.Queries, want)
+	if want := float64(a.Queries) * 3600 / 3; a.QueriesPerHour < want*0.9 || a.QueriesPerHour > want*1.1 {
+		t.Errorf("queries per hour %v for %d queries in about 3 s (want about %v)", a.QueriesPerHour, a.Queries, want)
 	}
 	// The job keeps it, and shows it as the run did.
 	out, stderr, code := runCLI(t, home, "jobs", "show", strconv.FormatInt(r.JobID, 10))
@@ -106,7 +106,7 @@ func TestRunCHTerminalsAndStreams(t *testing.T) {
 	}
 	// jobs diff sets two runs' streams side by side.
 	stdout, stderr, code = runCLI(t, home, "run", "ch", "--db", u, "--vus", "1", "--analytic-streams", "1",
-		"--rampup", "0", "-T", "4s", "--json")
+		"--rampup", "0", "-T", "2s", "--seed", quickSeed, "--json")
 	if code != ExitOK {
 		t.Fatalf("second run: exit %d: %s", code, stderr)
 	}
@@ -124,7 +124,7 @@ func TestRunCHTerminalsAndStreams(t *testing.T) {
 func TestRunCHStreamsAlone(t *testing.T) {
 	u := "sqlite://" + chDB(t)
 	stdout, stderr, code := runCLI(t, t.TempDir(), "run", "ch", "--db", u, "--vus", "0", "--analytic-streams", "1",
-		"--rampup", "0", "-T", "5s", "--seed", quickSeed, "--json", "--no-job")
+		"--rampup", "0", "-T", "2s", "--seed", quickSeed, "--json", "--no-job")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -151,7 +151,7 @@ func TestCompareCH(t *testing.T) {
 	// Without --mode: the database's default mode alone (three cells, not
 	// three per mode).
 	stdout, stderr, code := runCLI(t, home, "compare", "ch", "--db", u, "-c", "2",
-		"--analytic-streams", "1", "--rampup", "0", "-T", "6", "--seed", "5", "--json", "--html", html)
+		"--analytic-streams", "1", "--rampup", "0", "-T", "3", "--seed", quickSeed, "--json", "--html", html)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -247,7 +247,7 @@ func TestCompareCH(t *testing.T) {
 func TestContractRunCH(t *testing.T) {
 	u := "sqlite://" + chDB(t)
 	stdout, stderr, code := runCLI(t, t.TempDir(), "run", "ch", "--db", u, "--vus", "1", "--analytic-streams", "1",
-		"--rampup", "0", "-T", "5s", "--json", "--no-job")
+		"--rampup", "0", "-T", "2s", "--seed", quickSeed, "--json", "--no-job")
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}

@@ -149,9 +149,9 @@ func secretsCanary(t *testing.T, kind string, srv *testdb.Server) {
 	steps := []step{
 		{args: []string{"build", "--db", tpcc, "--warehouses", "1", "--build-vus", "2"}, ok: true},
 		{args: []string{"build", "tpcb", "--db", tpcb, "--scale", "1", "--json"}, ok: true},
-		{args: []string{"run", "--db", tpcc, "--vus", "2", "--rampup", "0s", "--duration", "2s", "-P", "1"}, ok: true},
+		{args: []string{"run", "--db", tpcc, "--vus", "2", "--rampup", "0s", "--duration", "2s", "-P", "1", "-R", "100"}, ok: true},
 		{args: []string{"run", "tpcc", "--db", tpcc, "--iterations", "20", "-r", "--json", "--mode", "client"}, ok: true},
-		{args: []string{"run", "tpcb", "--db", tpcb, "-c", "2", "-T", "2", "-P", "1", "-r"}, ok: true},
+		{args: []string{"run", "tpcb", "--db", tpcb, "-c", "2", "-T", "2", "-P", "1", "-r", "-R", "200"}, ok: true},
 		{args: []string{"run", "tpcb", "--db", tpcbSpecial, "-t", "50", "--json", "--builtin", "select-only"}, ok: true},
 		{args: []string{"run", "--db", tpcb, "-f", script, "-t", "20", "-M", "prepared", "--json", "-r"}, ok: true},
 		{args: []string{"run", "--db", tpcbSocket, "-f", script + "@2", "-b", "simple-update", "-t", "20", "-P", "1"}, ok: true},
