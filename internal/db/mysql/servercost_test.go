@@ -24,7 +24,7 @@ func TestServerCost(t *testing.T) {
 		{"client", tcpURL(s, s.User, s.Password, name), 10, 60},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
-			stdout, stderr, code := sledge(t, "run", "--db", c.url, "--mode", c.mode, "-c", "2", "--rampup", "1", "-T", "3", "--json")
+			stdout, stderr, code := sledge(t, "run", "--db", c.url, "--mode", c.mode, "-c", "2", "--rampup", "1", "-T", "3", "-R", "300", "--json")
 			if code != 0 {
 				t.Fatalf("run: exit %d: %s", code, stderr)
 			}

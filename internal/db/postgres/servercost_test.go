@@ -87,7 +87,7 @@ func TestServerCost(t *testing.T) {
 		{"client", tcpURL(own, "sc"), 10, 60, 60},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
-			code, out, stderr := sledge(t, "run", "--db", c.url, "--mode", c.mode, "-c", "2", "--rampup", "1", "-T", "3", "--json")
+			code, out, stderr := sledge(t, "run", "--db", c.url, "--mode", c.mode, "-c", "2", "--rampup", "1", "-T", "3", "-R", "300", "--json")
 			if code != 0 {
 				t.Fatalf("run: exit %d: %s", code, stderr)
 			}
