@@ -118,12 +118,13 @@ func TestModesLeaveTheSameContents(t *testing.T) {
 
 // Ctrl-C: no new transactions, the ones in flight finish, the summary of
 // what was measured is printed, exit status 130. Needs a real process.
+// Throttled (-R 100): the 4 s before the signal need not keep both cores busy.
 func TestInterruptPrintsSummaryAndExits130(t *testing.T) {
 	bin := sledgeBinary(t)
 	path := builtDB(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(bin, "run", "--db", "sqlite://"+path, "--vus", "2", "--rampup", "1s", "--duration", "5m")
+			cmd := exec.Command(bin, "run", "--db", "sqlite://"+path, "--vus", "2", "--rampup", "1s", "--duration", "5m", "-R", "100")
 			home := t.TempDir() // the job store, away from the real home
 			cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_JOBS_DB=")
 			var stdout strings.Builder

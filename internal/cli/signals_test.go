@@ -192,7 +192,10 @@ func onlyJob(t *testing.T, home, kind string) listJSON {
 // TestSignalsRun: run (TPC-C on SQLite), text and --json, under timeout -s
 // INT and -s TERM, a group's Ctrl-C and a double Ctrl-C: each prints the
 // whole summary (or one whole JSON object), saves the job interrupted
-// with its NOPM and TPM, and exits 130.
+// with its NOPM and TPM, and exits 130. The runs here and in
+// TestSignalsCommands are throttled (-R 100; compare has no -R): what is
+// asserted is what an interrupted run keeps, not its throughput, and
+// unthrottled each kept both cores busy until its signal.
 func TestSignalsRun(t *testing.T) {
 	cases := []struct {
 		how  string
@@ -212,7 +215,7 @@ func TestSignalsRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			home := t.TempDir()
-			args := []string{"run", "--db", "sqlite://" + builtDB(t), "--vus", "2", "--rampup", "0s", "-T", "5m", "-P", "1"}
+			args := []string{"run", "--db", "sqlite://" + builtDB(t), "--vus", "2", "--rampup", "0s", "-T", "5m", "-P", "1", "-R", "100"}
 			if tc.json {
 				args = append(args, "--json")
 			}
@@ -340,7 +343,7 @@ func TestSignalsCommands(t *testing.T) {
 			func(t *testing.T, home string) ([]string, []string) {
 				db := "sqlite://" + filepath.Join(home, "tpcb.db")
 				sledgeBuild(t, nil, home, "tpcb", "--db", db)
-				return nil, []string{"run", "tpcb", "--db", db, "-c", "2", "-T", "5m", "-P", "1", "--workers", "2", "--json"}
+				return nil, []string{"run", "tpcb", "--db", db, "-c", "2", "-T", "5m", "-P", "1", "-R", "100", "--workers", "2", "--json"}
 			},
 			func(t *testing.T, home, stdout string) {
 				var res struct {
@@ -384,7 +387,7 @@ func TestSignalsCommands(t *testing.T) {
 				for k, v := range vars {
 					env = append(env, k+"="+v)
 				}
-				return env, []string{"pgbench", "-c", "2", "-T", "300", "-P", "1", dbname}
+				return env, []string{"pgbench", "-c", "2", "-T", "300", "-P", "1", "-R", "100", dbname}
 			},
 			func(t *testing.T, home, stdout string) {
 				if !regexp.MustCompile(`number of transactions actually processed: [1-9]`).MatchString(stdout) || !strings.Contains(stdout, "(interrupted)") {

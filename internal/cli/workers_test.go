@@ -478,7 +478,7 @@ func TestWorkersInterrupted(t *testing.T) {
 	home := t.TempDir()
 	db := "sqlite://" + filepath.Join(home, "tpcb.db")
 	sledgeBuild(t, nil, home, "tpcb", "--db", db)
-	cmd := exec.Command(sledgeBinary(t), "run", "tpcb", "--db", db, "-c", "2", "-T", "60", "--workers", "2", "--json", "--no-job", "-P", "1")
+	cmd := exec.Command(sledgeBinary(t), "run", "tpcb", "--db", db, "-c", "2", "-T", "60", "-R", "100", "--workers", "2", "--json", "--no-job", "-P", "1")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=")
 	var out bytes.Buffer
 	errb := &syncBuffer{}
