@@ -216,7 +216,7 @@ func TestRunKeepsSystemSeries(t *testing.T) {
 	if _, stderr, code := runCLI(t, home, "build", "tpcb", "--scale", "1", "--db", u, "--no-job"); code != 0 {
 		t.Fatalf("build: exit %d: %s", code, stderr)
 	}
-	stdout, stderr, code := runCLI(t, home, "run", "tpcb", "--db", u, "-c", "2", "-T", "3s", "--json", "--jobs-db", store)
+	stdout, stderr, code := runCLI(t, home, "run", "tpcb", "--db", u, "-c", "2", "-T", "3s", "-R", "200", "--json", "--jobs-db", store)
 	if code != ExitOK {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}

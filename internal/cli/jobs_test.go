@@ -71,7 +71,7 @@ func showJob(t *testing.T, home string, id string) *jobs.Record {
 func TestJobsRecordRunAndCommands(t *testing.T) {
 	home := t.TempDir()
 	url := "sqlite://" + builtDB(t)
-	stdout, stderr, code := runCLI(t, home, "run", "--db", url, "--rampup", "0s", "--duration", "3s", "--vus", "2", "--json")
+	stdout, stderr, code := runCLI(t, home, "run", "--db", url, "--rampup", "0s", "--duration", "3s", "--vus", "2", "-R", "100", "--json")
 	if code != 0 {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
@@ -285,7 +285,7 @@ func TestJobsInterruptedRunKeepsSummary(t *testing.T) {
 	url := "sqlite://" + builtDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2500*time.Millisecond)
 	defer cancel()
-	_, stderr, code := runCLIEnv(t, ctx, home, nil, "run", "--db", url, "--rampup", "0s", "--duration", "1m")
+	_, stderr, code := runCLIEnv(t, ctx, home, nil, "run", "--db", url, "--rampup", "0s", "--duration", "1m", "-R", "100")
 	if code != ExitInterrupted {
 		t.Fatalf("exit %d, want 130: %s", code, stderr)
 	}
@@ -374,7 +374,7 @@ func TestJobsSurviveSIGKILL(t *testing.T) {
 	bin := sledgeBinary(t)
 	home := t.TempDir()
 	path := builtDB(t)
-	cmd := exec.Command(bin, "run", "--db", "sqlite://"+path, "--vus", "2", "--rampup", "0s", "--duration", "1m")
+	cmd := exec.Command(bin, "run", "--db", "sqlite://"+path, "--vus", "2", "--rampup", "0s", "--duration", "1m", "-R", "100")
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_JOBS_DB=")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

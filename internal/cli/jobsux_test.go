@@ -146,7 +146,7 @@ func TestJobsRunInterruptedInRampupHasNoFigures(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
 	defer cancel()
-	stdout, stderr, code := runCLIEnv(t, ctx, home, nil, "run", "--db", url, "--rampup", "1m", "--duration", "1m", "--vus", "1", "--json")
+	stdout, stderr, code := runCLIEnv(t, ctx, home, nil, "run", "--db", url, "--rampup", "1m", "--duration", "1m", "--vus", "1", "-R", "50", "--json")
 	if code != ExitInterrupted {
 		t.Fatalf("exit %d, want 130: %s", code, stderr)
 	}

@@ -137,7 +137,7 @@ func TestRunMetrics(t *testing.T) {
 				t.Fatal(err)
 			}
 			addr := fmt.Sprintf("127.0.0.1:%d", port)
-			args := []string{"run", "--db", "sqlite://" + builtDB(t), "-c", "2", "--rampup", "0", "-T", "3s", "--metrics", addr}
+			args := []string{"run", "--db", "sqlite://" + builtDB(t), "-c", "2", "--rampup", "0", "-T", "3s", "-R", "200", "--metrics", addr}
 			for _, a := range c.extra {
 				args = append(args, strings.ReplaceAll(a, "JOBS", filepath.Join(home, "jobs.db")))
 			}

@@ -143,7 +143,7 @@ func TestServeStopsCommandLineJob(t *testing.T) {
 	home := t.TempDir()
 	store := filepath.Join(home, "jobs.db")
 	u := sqliteDB(t)
-	run := exec.Command(binPath, "run", "--db", u, "--vus", "1", "--rampup", "0s", "--duration", "5m", "--jobs-db", store)
+	run := exec.Command(binPath, "run", "--db", u, "--vus", "1", "--rampup", "0s", "--duration", "5m", "-R", "100", "--jobs-db", store)
 	run.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "HOME="+home)
 	if err := run.Start(); err != nil {
 		t.Fatal(err)
