@@ -56,6 +56,10 @@ vet:
 # linked only where it runs: 1,799 -> 1,542 s of CPU. Longest groups then
 # (wall, 2026-11-28): the cli shard unit-cli-rest 509-558 s (now 22m), DuckDB
 # 457 s (20m), db/postgres 464 s (18m), the cli pgbench shard 428 s (18m).
+# Then (2026-11-28) timed test runs that assert counts or keys were
+# throttled and the workers tests copy one build: a clean clone 10m38s to
+# 13m14s; longest groups the last cli shard 411-532 s, db/postgres 358-434 s,
+# DuckDB 314-401 s.
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
