@@ -108,18 +108,7 @@ func pgFresh(t *testing.T, name string) string {
 	if pgTplErr != nil {
 		t.Fatal(pgTplErr)
 	}
-	var err error
-	// The build's last sessions may still be closing: retry briefly.
-	for range 50 {
-		if err = pgExec(t, "CREATE DATABASE "+name+" TEMPLATE tpl"); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pgExec(t, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	s.CopyDatabase(t, "tpl", name)
 	return pgURL(s, name)
 }
 

@@ -119,19 +119,7 @@ func freshDB(t *testing.T) string {
 		t.Fatal(tplErr)
 	}
 	name := fmt.Sprintf("t%d", dbSeq.Add(1))
-	// The template's last sessions may still be ending, and parallel
-	// tests copy it at the same time: retry (for long on a busy machine).
-	var err error
-	for range 300 {
-		if err = tryExec(s, "CREATE DATABASE "+name+" TEMPLATE "+template); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tryExec(s, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	s.CopyDatabase(t, template, name) // retries while the template's last sessions end
 	return name
 }
 

@@ -139,17 +139,7 @@ func freshPostgres(t testing.TB) string {
 		t.Fatal(pgTplErr)
 	}
 	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
-	var err error
-	for range 300 { // the template's last sessions may still be ending (slowly on a busy machine)
-		if err = pgExec(s, "CREATE DATABASE "+name+" TEMPLATE tpcb_tpl"); err == nil {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pgExec(s, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	s.CopyDatabase(t, "tpcb_tpl", name)
 	return pgURL(s, name)
 }
 
