@@ -614,4 +614,14 @@ func TestWireFallbackPlugin(t *testing.T) {
 	if err := sess.QueryRow(ctx, "meta.get").Scan(&a, &b); err != nil {
 		t.Errorf("meta.get: %v", err)
 	}
+	// Every connection: the driver fails one ed25519 handshake in 256
+	// (connector.go), which sledge connects again; 600 connections meet
+	// such a seed with a probability of 90%.
+	for i := range 600 {
+		s, err := d.Connect(ctx, "tpcc", workload.ModeClient)
+		if err != nil {
+			t.Fatalf("connection %d as an ed25519 user: %v", i+1, err)
+		}
+		_ = s.Close(ctx)
+	}
 }

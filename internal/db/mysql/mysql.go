@@ -273,9 +273,9 @@ var (
 )
 
 func open(cfg *config) (*DB, error) {
-	conn, err := mysql.NewConnector(cfg.drv)
+	conn, err := newConnector(cfg.drv)
 	if err != nil {
-		return nil, fmt.Errorf("mysql URL: %w", err)
+		return nil, err
 	}
 	d := &DB{cfg: cfg}
 	d.pool = sql.OpenDB(conn)
@@ -325,9 +325,9 @@ func (d *DB) DefaultMode() workload.Mode { return workload.ModeProcedure }
 func (d *DB) EnsureDatabase(ctx context.Context) error {
 	cfg := d.cfg.drv.Clone()
 	cfg.DBName = ""
-	conn, err := mysql.NewConnector(cfg)
+	conn, err := newConnector(cfg)
 	if err != nil {
-		return fmt.Errorf("mysql: %w", err)
+		return err
 	}
 	pool := sql.OpenDB(conn)
 	defer pool.Close()

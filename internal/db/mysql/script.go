@@ -453,9 +453,9 @@ func (d *DB) ownConn(ctx context.Context, wire *metrics.WireCounts, tune func(*m
 	if wire != nil || d.cfg.io != db.IOPoller {
 		cfg.DialFunc = countingDial(wire, d.cfg.io) // wire.go
 	}
-	connector, err := mysql.NewConnector(cfg)
+	connector, err := newConnector(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("mysql URL: %w", err)
+		return nil, nil, err
 	}
 	own := sql.OpenDB(connector)
 	own.SetMaxIdleConns(0) // closing the session closes its connection

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/go-sql-driver/mysql"
-
 	"github.com/sledge-bench/sledge/internal/db"
 	"github.com/sledge-bench/sledge/internal/metrics"
 )
@@ -39,9 +37,9 @@ func (d *DB) sessionConn(ctx context.Context, multi bool) (sc *sql.Conn, own *sq
 		}
 		return nc, err
 	}
-	connector, err := mysql.NewConnector(cfg)
+	connector, err := newConnector(cfg)
 	if err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("mysql URL: %w", err)
+		return nil, nil, nil, nil, err
 	}
 	own = sql.OpenDB(connector)
 	// Closing the session closes its connection rather than keeping it idle.
