@@ -37,7 +37,7 @@ func wireConn(t *testing.T, u string, m workload.Mode, text map[string]string) w
 // its column, NULL included, in each mode of the wire path.
 func TestWireTypes(t *testing.T) {
 	s := server(t)
-	u := tcpURL(s, freshDB(t))
+	u := tcpURL(s, emptyDB(t, "wire_types"))
 	var (
 		i64   int64
 		f64   float64
@@ -140,7 +140,7 @@ func want[T comparable](got, w T) string {
 // the session usable; no rows, row counts and many (and large) rows.
 func TestWireResults(t *testing.T) {
 	s := server(t)
-	u := tcpURL(s, freshDB(t))
+	u := tcpURL(s, emptyDB(t, "wire_results"))
 	text := map[string]string{
 		"create":  "CREATE TEMP TABLE w (k bigint PRIMARY KEY, v text)",
 		"insert":  "INSERT INTO w SELECT g, 'v' || g FROM generate_series(1, $1::int) g",
@@ -271,7 +271,7 @@ func TestWireResults(t *testing.T) {
 // statement is parsed and the destinations have grown.
 func TestWireNoAllocs(t *testing.T) {
 	s := server(t)
-	u := tcpURL(s, freshDB(t))
+	u := tcpURL(s, emptyDB(t, "wire_noallocs"))
 	text := map[string]string{
 		"q": "SELECT $1::bigint + 1, $2::text, $3::float8, $4::boolean, NULL::bigint",
 		"u": "SELECT 1 WHERE $1::bigint > 0",
@@ -321,7 +321,7 @@ func TestWireNoAllocs(t *testing.T) {
 // cancels the statement (a CancelRequest with the session's key).
 func TestWireCancel(t *testing.T) {
 	s := server(t)
-	name := freshDB(t)
+	name := emptyDB(t, "wire_cancel")
 	text := map[string]string{"sleep": "SELECT pg_sleep(600) /* wire-cancel */"}
 	for _, m := range wireModes {
 		t.Run(m.String(), func(t *testing.T) {
