@@ -1,0 +1,48 @@
+#!/bin/bash
+# Runs every fuzz target for a count of executions: `short` (make test's
+# fuzz-short, a smoke test of each target, about a second each on a quiet
+# 2-core machine) or `long` (make fuzz, about 2 minutes each).
+#
+# Each package's instrumented test binary is built once (go test -c -fuzz)
+# and run for each of its targets, as go test -fuzz would, with the same
+# corpus cache ($GOCACHE/fuzz): go test -fuzz links the binary again for
+# every target, which was most of the short run's CPU (issue 24).
+# Budgets are counts of executions, not durations: Go 1.26's fuzzing
+# coordinator can fail a duration-bounded run with a bare "context
+# deadline exceeded" as the time runs out (go.dev/issue/75804, fixed in Go
+# 1.27); a count has no deadline to race.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+GO=${GO:-go}
+case ${1:-} in
+short) col=3 ;;
+long) col=4 ;;
+*) echo "usage: $0 short|long" >&2; exit 2 ;;
+esac
+# package, target, short count, long count
+targets='
+internal/db       FuzzSplitScript  20000 2000000
+internal/db       FuzzInterpolate  20000 2000000
+internal/db       FuzzOpenURL      10000 1000000
+internal/pgbench  FuzzParse        40000 3000000
+internal/cli      FuzzRunFlags       800  100000
+internal/agent    FuzzWatchRequest  5000  800000
+internal/sysprobe FuzzParsers       8000 1000000
+'
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+cache=$($GO env GOCACHE)/fuzz/$($GO list -m)
+for pkg in $(awk 'NF { print $1 }' <<<"$targets" | uniq); do
+	names=$(awk -v p="$pkg" '$1 == p { print $2 }' <<<"$targets" | paste -sd'|')
+	echo "go test -c -fuzz '^($names)\$' ./$pkg/"
+	$GO test -c -fuzz "^($names)\$" -o "$dir/${pkg//\//_}.test" "./$pkg/"
+done
+while read -r pkg name short long; do
+	[ -n "$pkg" ] || continue
+	n=$([ "$col" = 3 ] && echo "$short" || echo "$long")
+	echo "fuzz $name in ./$pkg/ for ${n} executions"
+	s=$(date +%s)
+	(cd "$pkg" && "$dir/${pkg//\//_}.test" -test.run '^$' -test.fuzz "^$name\$" -test.fuzztime "${n}x" \
+		-test.fuzzcachedir "$cache/$pkg")
+	echo "ok  	$name $(( $(date +%s) - s ))s"
+done <<<"$targets"
