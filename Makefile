@@ -59,7 +59,9 @@ vet:
 # Then (2026-11-28) timed test runs that assert counts or keys were
 # throttled and the workers tests copy one build: a clean clone 10m38s to
 # 13m14s; longest groups the last cli shard 411-532 s, db/postgres 358-434 s,
-# DuckDB 314-401 s.
+# DuckDB 314-401 s. Then the race line without TPC-C builds and
+# PostgreSQL's copies as file copies: 11m06s warm, 1,295 s of CPU; longest
+# groups the last cli shard 403 s, DuckDB 382 s, the pgbench shard 376 s.
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
