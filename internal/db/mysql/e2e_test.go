@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,6 +104,9 @@ func sledge(t *testing.T, args ...string) (stdout, stderr string, code int) {
 // cloneDB makes database to a copy of database from, built by build:
 // its tables, rows and routines (MariaDB has no CREATE DATABASE …
 // TEMPLATE). It returns to's TCP URL.
+// exportMu: one FLUSH TABLES … FOR EXPORT at a time (cloneDB).
+var exportMu sync.Mutex
+
 func cloneDB(t *testing.T, s *testdb.Server, from, to string) string {
 	t.Helper()
 	c := gomysql.NewConfig()
@@ -149,12 +153,39 @@ func cloneDB(t *testing.T, s *testdb.Server, from, to string) string {
 	exec("CREATE DATABASE " + to)
 	tables := list("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ?")
 	routines := list("SELECT routine_name, routine_type FROM information_schema.routines WHERE routine_schema = ?")
-	for _, tb := range tables {
+	// The rows by InnoDB's transportable tablespaces: each table's file
+	// copied while FLUSH TABLES … FOR EXPORT holds it still, then
+	// imported. INSERT … SELECT cost the server 2.7 s per 1-warehouse copy.
+	names := make([]string, len(tables))
+	for i, tb := range tables {
 		if tb[1] != "BASE TABLE" {
 			t.Fatalf("clone %s: %s is a %s, which cloneDB does not copy", from, tb[0], tb[1])
 		}
+		names[i] = from + "." + tb[0]
 		exec(fmt.Sprintf("CREATE TABLE %s.%s LIKE %s.%s", to, tb[0], from, tb[0]))
-		exec(fmt.Sprintf("INSERT INTO %s.%s SELECT * FROM %s.%s", to, tb[0], from, tb[0]))
+		exec(fmt.Sprintf("ALTER TABLE %s.%s DISCARD TABLESPACE", to, tb[0]))
+	}
+	func() {
+		// One export at a time: each writes, and UNLOCK TABLES removes,
+		// the same .cfg files of the tables it exports.
+		exportMu.Lock()
+		defer exportMu.Unlock()
+		exec("FLUSH TABLES " + strings.Join(names, ", ") + " FOR EXPORT")
+		defer exec("UNLOCK TABLES")
+		for _, tb := range tables {
+			for _, ext := range []string{".ibd", ".cfg"} {
+				b, err := os.ReadFile(filepath.Join(s.Dir, "data", from, tb[0]+ext))
+				if err == nil {
+					err = os.WriteFile(filepath.Join(s.Dir, "data", to, tb[0]+ext), b, 0o660)
+				}
+				if err != nil {
+					t.Fatalf("clone %s to %s: %v", from, to, err)
+				}
+			}
+		}
+	}()
+	for _, tb := range tables {
+		exec(fmt.Sprintf("ALTER TABLE %s.%s IMPORT TABLESPACE", to, tb[0]))
 	}
 	var texts []string
 	for _, r := range routines {
