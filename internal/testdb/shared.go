@@ -103,7 +103,8 @@ func (s *Server) CopyDatabase(t testing.TB, template, name string) {
 	}
 	defer c.Close(ctx)
 	q := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{template}.Sanitize()
-	if major, _, _ := strings.Cut(s.Version, "."); atoi(major) >= 15 {
+	major, _, _ := strings.Cut(s.Version, ".")
+	if v, _ := strconv.Atoi(major); v >= 15 {
 		// PostgreSQL 15's default copies every block through the WAL
 		// (WAL_LOG): a 1-warehouse TPC-C copy is 130 MB of WAL and dirty
 		// buffers. A file copy costs a checkpoint, nothing on a server
@@ -151,10 +152,4 @@ func (s *Server) dropDatabase(name string) error {
 		return err
 	}
 	return fmt.Errorf("testdb: no databases on a %q server", s.Kind)
-}
-
-// atoi is strconv.Atoi's number, 0 when s is not one.
-func atoi(s string) int {
-	n, _ := strconv.Atoi(s)
-	return n
 }
