@@ -14,6 +14,7 @@ import (
 
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
 )
 
 // sampleQueries is a compare of 22 queries on n databases, from 0.3 ms
@@ -83,12 +84,7 @@ func TestQueryChartScale(t *testing.T) {
 // groups of N bars each (one missing where a database did not run a
 // query), and every database's colour is drawn in the plot area.
 func TestQueryReportInChromium(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	for _, tc := range []struct {
 		name   string
 		n      int
@@ -114,9 +110,7 @@ func TestQueryReportInChromium(t *testing.T) {
 			}
 			tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancelT()
-			actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
-				chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-				chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.WindowSize(1200, 1400))...)
+			actx, cancelA := testbrowser.Allocator(tctx, t, 1200, 1400)
 			defer cancelA()
 			ctx, cancel := chromedp.NewContext(actx)
 			defer cancel()

@@ -7,25 +7,19 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
-)
 
-const chromium = "/usr/bin/chromium"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
+)
 
 // screenshot renders html in headless Chromium (Debian's package, installed
 // by scripts/install-servers.sh) and decodes the PNG.
 func screenshot(t *testing.T, html []byte) image.Image {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	dir := t.TempDir()
 	page, shot := filepath.Join(dir, "report.html"), filepath.Join(dir, "shot.png")
 	if err := os.WriteFile(page, html, 0o644); err != nil {
@@ -33,9 +27,8 @@ func screenshot(t *testing.T, html []byte) image.Image {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-		"--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--user-data-dir="+filepath.Join(dir, "profile"), "--screenshot="+shot, "--window-size=1200,1600",
+	cmd := testbrowser.Command(ctx, t, "--disable-quic", "--no-first-run", "--disable-background-networking",
+		"--disable-component-update", "--disable-sync", "--screenshot="+shot, "--window-size=1200,1600",
 		"file://"+page)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("chromium: %v\n%s", err, out)

@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/cdproto/network"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
 )
 
 // fillTextHook records what is drawn as text on any canvas: the flame
@@ -27,12 +28,7 @@ CanvasRenderingContext2D.prototype.fillText = function (t, ...a) { window.__draw
 // and returns the context and every URL the page requested.
 func browse(t *testing.T, html []byte) (context.Context, func() []string) {
 	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	dir := t.TempDir()
 	file := filepath.Join(dir, "report.html")
 	if err := os.WriteFile(file, html, 0o644); err != nil {
@@ -40,9 +36,7 @@ func browse(t *testing.T, html []byte) (context.Context, func() []string) {
 	}
 	tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancelT)
-	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.WindowSize(1280, 1400))...)
+	actx, cancelA := testbrowser.Allocator(tctx, t, 1280, 1400)
 	t.Cleanup(cancelA)
 	ctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)

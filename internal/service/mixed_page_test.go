@@ -14,19 +14,14 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sledge-bench/sledge/internal/cli"
-	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
 )
 
 // Issue 28: a compare ch job on the page: what the terminals and the
 // analytic streams cost each other, as a table and two bar charts, from a
 // real compare of the three sides on SQLite.
 func TestServePageMixedCompare(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if testdb.InCI() {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	u := "sqlite://" + filepath.Join(t.TempDir(), "ch.db")
 	var stderr bytes.Buffer
 	if c := cli.Main(context.Background(), []string{"build", "ch", "--db", u, "--no-job"},
@@ -40,9 +35,7 @@ func TestServePageMixedCompare(t *testing.T) {
 
 	tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancelT()
-	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
+	actx, cancelA := testbrowser.Allocator(tctx, t, 1280, 1400)
 	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()

@@ -11,23 +11,15 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
 )
-
-const chromium = "/usr/bin/chromium"
 
 // The page in headless Chromium: the token from #token=, a short run
 // submitted with the form, the live counter rising while it runs, then
 // the finished job's charts. Screenshots go to $SLEDGE_TEST_ARTIFACTS
 // when set (CI keeps that directory), else to the test's temp dir.
 func TestServePage(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if testdb.InCI() {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	shots := os.Getenv("SLEDGE_TEST_ARTIFACTS")
 	if shots == "" {
 		shots = t.TempDir()
@@ -41,9 +33,7 @@ func TestServePage(t *testing.T) {
 	// The whole browser lives at most this long: a hung page fails the test.
 	tctx, cancelT := context.WithTimeout(context.Background(), 75*time.Second)
 	defer cancelT()
-	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
+	actx, cancelA := testbrowser.Allocator(tctx, t, 1280, 1400)
 	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()

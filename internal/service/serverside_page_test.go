@@ -23,7 +23,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/jobs"
 	"github.com/sledge-bench/sledge/internal/report"
-	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
 )
 
 // serverFigures are issue 25's keys of a run's summary, as a run with
@@ -53,12 +53,7 @@ var serverPerTxn = map[string]any{"cpu_user_us": 61.5, "cpu_sys_us": 20.25, "vol
 // host's warning, and the flame graph drawn by the vendored library; and
 // the page requests nothing but the service's own files and API.
 func TestServePageServerSide(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if testdb.InCI() {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	s := startService(t, "")
 	id := submit(t, s.url, testToken, map[string]any{"kind": "run", "db": sqliteDB(t),
 		"options": map[string]any{"vus": 1, "rampup": "0s", "duration": "1s"}})
@@ -133,9 +128,7 @@ func openServerSide(t *testing.T, s *svc, states map[string]float64, frame, shot
 	t.Helper()
 	tctx, cancelT := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancelT)
-	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
+	actx, cancelA := testbrowser.Allocator(tctx, t, 1280, 1400)
 	t.Cleanup(cancelA)
 	bctx, cancel := chromedp.NewContext(actx)
 	t.Cleanup(cancel)
@@ -240,12 +233,7 @@ func evalJSON(t *testing.T, ctx context.Context, expr string, v any) {
 // --stacks, read in-process: its own thread states drawn, and its flame
 // graph where perf could take stacks.
 func TestServePageServerSidePostgres(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if testdb.InCI() {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	srv := pgServer.Get(t)
 	srv.DropAtEnd(t, "service_server_side")
 	u := fmt.Sprintf("postgres://%s:%s@%s:%d/service_server_side", srv.User, srv.Password, srv.Host, srv.Port)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/sledge-bench/sledge/internal/runner"
 	"github.com/sledge-bench/sledge/internal/sysprobe"
-	"github.com/sledge-bench/sledge/internal/testdb"
+	"github.com/sledge-bench/sledge/internal/testbrowser"
 )
 
 // serverSecond is second n of a server: CPU growing with n, its threads
@@ -41,12 +41,7 @@ func serverSecond(n int64) []runner.SystemSecond {
 // transaction counter does) draws the server's CPU and thread states live
 // as the seconds arrive, and from /api/jobs/{id}/system once it has ended.
 func TestServePageSystemSeries(t *testing.T) {
-	if _, err := os.Stat(chromium); err != nil {
-		if testdb.InCI() {
-			t.Fatalf("%s is missing in CI: scripts/install-servers.sh installs it", chromium)
-		}
-		t.Skipf("skipping: no %s (run scripts/install-servers.sh as root)", chromium)
-	}
+	testbrowser.Need(t)
 	s := startService(t, "")
 	ctx0 := context.Background()
 	job, _, err := runner.StartJob(ctx0, runner.JobStart{Kind: "run", Workload: "tpcc", RawURL: "postgres://u@db1/tpcc",
@@ -73,9 +68,7 @@ func TestServePageSystemSeries(t *testing.T) {
 
 	tctx, cancelT := context.WithTimeout(ctx0, 75*time.Second)
 	defer cancelT()
-	actx, cancelA := chromedp.NewExecAllocator(tctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.Headless, chromedp.DisableGPU,
-		chromedp.UserDataDir(filepath.Join(t.TempDir(), "profile")), chromedp.WindowSize(1280, 1400))...)
+	actx, cancelA := testbrowser.Allocator(tctx, t, 1280, 1400)
 	defer cancelA()
 	ctx, cancel := chromedp.NewContext(actx)
 	defer cancel()
