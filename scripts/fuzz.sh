@@ -30,8 +30,15 @@ internal/cli      FuzzRunFlags       800  100000
 internal/agent    FuzzWatchRequest  5000  800000
 internal/sysprobe FuzzParsers       8000 1000000
 '
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+# FUZZ_BIN (make's TEST_BIN/fuzz) keeps the binaries: go test -c skips the
+# link when the binary there is up to date. Else a directory for this run.
+if [ -n "${FUZZ_BIN:-}" ]; then
+	dir=$FUZZ_BIN
+	mkdir -p "$dir"
+else
+	dir=$(mktemp -d)
+	trap 'rm -rf "$dir"' EXIT
+fi
 cache=$($GO env GOCACHE)/fuzz/$($GO list -m)
 for pkg in $(awk 'NF { print $1 }' <<<"$targets" | uniq); do
 	names=$(awk -v p="$pkg" '$1 == p { print $2 }' <<<"$targets" | paste -sd'|')
