@@ -84,7 +84,10 @@ UNIT_JOBS ?= 8
 # build cache: go test links every package's test binary again at each run
 # (only compiles are cached), about 100 s of the suite's CPU, but skips the
 # link when the binary at -o is up to date. Each group has a directory of
-# its own (a package with other flags or tags is another binary).
+# its own (a package with other flags or tags is another binary). The
+# sledge binaries go without the commit stamped in (-buildvcs=false), which
+# would link them again at every commit: no test reads it from them
+# (TestVersionNamesTheBuild builds its own).
 TEST_BIN ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/sledge/test-bin
 # Before the groups start, unit links once what a dozen test processes
 # would each link again: the sledge binary that tests run as a process
@@ -95,8 +98,8 @@ TEST_BIN ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/sledge/test-bin
 unit:
 	@d=$(TEST_BIN)/unit && mkdir -p "$$d" && \
 	$(GO) build -o "$$d/shared" ./internal/testdb/shared && \
-	{ $(GO) build -o "$$d/sledge" ./cmd/sledge & p1=$$!; \
-	  $(GO) build -tags sqlite_modernc -o "$$d/sledge-modernc" ./cmd/sledge & p2=$$!; \
+	{ $(GO) build -buildvcs=false -o "$$d/sledge" ./cmd/sledge & p1=$$!; \
+	  $(GO) build -buildvcs=false -tags sqlite_modernc -o "$$d/sledge-modernc" ./cmd/sledge & p2=$$!; \
 	  $(GO) test -c -o "$$d/cli.test" ./internal/cli/ & p3=$$!; \
 	  $(GO) test -c -tags sqlite_modernc -o "$$d/cli-modernc.test" ./internal/cli/ & p4=$$!; \
 	  ok=0; for p in $$p1 $$p2 $$p3 $$p4; do wait $$p || ok=1; done; test $$ok = 0; } && \
