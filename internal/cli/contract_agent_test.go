@@ -294,7 +294,9 @@ func TestRunAgentKilledMidRun(t *testing.T) {
 	bin := sledgeBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "run", "tpcb", "--db", url, "-c", "2", "--rampup", "0", "-T", "6", "--json", "--no-job",
+	// Throttled: what the test reads is the agent's silence, not the
+	// database's speed.
+	cmd := exec.CommandContext(ctx, bin, "run", "tpcb", "--db", url, "-c", "2", "--rampup", "0", "-T", "6", "-R", "200", "--json", "--no-job",
 		"-P", "1", "--stop-timeout", "2s", "--agent", a.addr)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+home, "SLEDGE_DB=", "PGPASSWORD="+srv.Password)
 	var out strings.Builder
