@@ -69,6 +69,10 @@ vet:
 # DuckDB 314-401 s. Then the race line without TPC-C builds and
 # PostgreSQL's copies as file copies: 11m06s warm, 1,295 s of CPU; longest
 # groups the last cli shard 403 s, DuckDB 382 s, the pgbench shard 376 s.
+# Then (2026-11-28, third stop) test binaries kept in TEST_BIN, runs of
+# faults, agente2e and two cli tests throttled or shortened: clean clones
+# 9m24s-9m38s, 1,092-1,131 s of CPU; longest groups the last cli shard
+# 418-425 s, DuckDB 356-380 s, the pgbench shard 397-407 s.
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
