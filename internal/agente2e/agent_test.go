@@ -228,9 +228,9 @@ func must(t *testing.T, m map[string]any, path string) float64 {
 
 // The run's length: a few thousand transactions. The agent and the
 // in-process reading take the interval's edges at the same instants (they
-// agreed to 0.000% on 6-s runs), and the thread samples stay in the
-// hundreds; each second more kept both cores busy for 6 runs (issue 24:
-// the suite's CPU). 4 VUs, as in issue 25 §3: the more of the server's
+// agreed to 0.000% on 6-s and on 3-s runs), and the thread samples stay
+// in the thousands (modes wants 100); each second more kept both cores
+// busy for 6 runs (issue 24: the suite's CPU). 4 VUs, as in issue 25 §3: the more of the server's
 // threads are the VUs' connections, the less its idle threads dilute the
 // network share (see modes).
 var runArgs = []string{"--vus", "4", "--rampup", "1s", "-T", "3s"}
