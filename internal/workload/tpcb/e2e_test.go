@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -127,19 +128,26 @@ var (
 	pgTplErr  error
 )
 
+// Database names carry the process's id: the run's shared servers see
+// other processes of this package too (a second go test, a rerun), and
+// testdb.LazyPostgres asks for names of the package and the process.
+var pgTpl = fmt.Sprintf("tpcb_tpl_%d", os.Getpid())
+
+func dbName() string { return fmt.Sprintf("tpcb_%d_%d", os.Getpid(), dbSeq.Add(1)) }
+
 // freshPostgres copies a template built once (CREATE DATABASE … TEMPLATE).
 func freshPostgres(t testing.TB) string {
 	s := pgServer.Get(t)
 	pgTplOnce.Do(func() {
-		if code, _, stderr := sledge(t, "build", "tpcb", "--db", pgURL(s, "tpcb_tpl"), "--scale", "1", "--json"); code != 0 {
+		if code, _, stderr := sledge(t, "build", "tpcb", "--db", pgURL(s, pgTpl), "--scale", "1", "--json"); code != 0 {
 			pgTplErr = fmt.Errorf("build template: exit %d: %s", code, stderr)
 		}
 	})
 	if pgTplErr != nil {
 		t.Fatal(pgTplErr)
 	}
-	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
-	s.CopyDatabase(t, "tpcb_tpl", name)
+	name := dbName()
+	s.CopyDatabase(t, pgTpl, name)
 	return pgURL(s, name)
 }
 
@@ -203,7 +211,7 @@ func mariaURL(s *testdb.Server, name string) string {
 // freshMariaDB builds a new database (the CLI's build creates it).
 func freshMariaDB(t testing.TB) string {
 	s := mariaServer.Get(t)
-	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
+	name := dbName()
 	u := mariaURL(s, name)
 	t.Cleanup(func() { dropMariaDB(s, name) })
 	buildSchema(t, u)
@@ -602,7 +610,7 @@ func TestBuildSteps(t *testing.T) {
 		}
 		// The template database was vacuumed; a copy keeps the visibility
 		// map and the statistics, not pg_stat_user_tables, so look there.
-		q = postgresDB(t, pgURL(pgServer.Get(t), "tpcb_tpl"))
+		q = postgresDB(t, pgURL(pgServer.Get(t), pgTpl))
 		if got := ints(t, q, `SELECT count(*) FROM pg_stat_user_tables WHERE relname LIKE 'pgbench_%'
 			AND last_vacuum IS NOT NULL AND last_analyze IS NOT NULL`); got[0][0] != 4 {
 			t.Errorf("%d of the 4 tables vacuumed and analyzed", got[0][0])
@@ -679,7 +687,7 @@ func TestProcedureCheck(t *testing.T) {
 
 func emptyPostgres(t *testing.T) string {
 	s := pgServer.Get(t)
-	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
+	name := dbName()
 	if err := pgExec(s, "CREATE DATABASE "+name); err != nil {
 		t.Fatal(err)
 	}
@@ -689,7 +697,7 @@ func emptyPostgres(t *testing.T) string {
 
 func emptyMariaDB(t *testing.T) string {
 	s := mariaServer.Get(t)
-	name := fmt.Sprintf("tpcb_%d", dbSeq.Add(1))
+	name := dbName()
 	execIn(t, mariaURL(s, ""), "CREATE DATABASE "+name)
 	t.Cleanup(func() { dropMariaDB(s, name) })
 	return mariaURL(s, name)
