@@ -71,8 +71,8 @@ vet:
 # groups the last cli shard 403 s, DuckDB 382 s, the pgbench shard 376 s.
 # Then (2026-11-28, third stop) test binaries kept in TEST_BIN, runs of
 # faults, agente2e and two cli tests throttled or shortened: clean clones
-# 9m24s-9m38s, 1,092-1,131 s of CPU; longest groups the last cli shard
-# 418-425 s, DuckDB 356-380 s, the pgbench shard 397-407 s.
+# 8m36s-9m41s (1,092-1,131 s of CPU measured per line); longest groups the last cli shard
+# 372-435 s, DuckDB 325-380 s, the pgbench shard 372-410 s.
 # Screenshots of the serve page's browser test are kept in test-artifacts/.
 SLEDGE_TEST_ARTIFACTS ?= $(CURDIR)/test-artifacts
 export SLEDGE_TEST_ARTIFACTS
