@@ -4,12 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -188,11 +185,8 @@ var (
 	myTplErr  error
 )
 
-// myFresh copies a template built once. MariaDB has no template
-// databases, and a build takes many seconds, so the copy moves InnoDB's
-// files (transportable tablespaces: FLUSH TABLES … FOR EXPORT, copy the
-// .ibd and .cfg files, ALTER TABLE … IMPORT TABLESPACE) and recreates the
-// procedures from SHOW CREATE PROCEDURE.
+// myFresh copies a template built once (testdb's CopyDatabase: MariaDB
+// has no template databases, and a build takes many seconds).
 func myFresh(t *testing.T, name string) string {
 	t.Helper()
 	s := myServ(t)
@@ -206,129 +200,8 @@ func myFresh(t *testing.T, name string) string {
 	if myTplErr != nil {
 		t.Fatal(myTplErr)
 	}
-	if err := myCopy(t, s, "tpl", name); err != nil {
-		t.Fatalf("copy the template into %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		d := myAdmin(t, "")
-		defer d.Close()
-		_, _ = d.Exec("DROP DATABASE IF EXISTS " + name)
-	})
+	s.CopyDatabase(t, "tpl", name)
 	return myURL(s, name)
-}
-
-func myCopy(t *testing.T, s *testdb.Server, from, to string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	d := myAdmin(t, "")
-	defer d.Close()
-	var tables []string
-	rows, err := d.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = ? AND table_type = 'BASE TABLE'", from)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		tables = append(tables, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, q := range []string{"DROP DATABASE IF EXISTS " + to, "CREATE DATABASE " + to} {
-		if _, err := d.ExecContext(ctx, q); err != nil {
-			return err
-		}
-	}
-	var export []string
-	for _, tb := range tables {
-		for _, q := range []string{"CREATE TABLE " + to + "." + tb + " LIKE " + from + "." + tb, "ALTER TABLE " + to + "." + tb + " DISCARD TABLESPACE"} {
-			if _, err := d.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", q, err)
-			}
-		}
-		export = append(export, from+"."+tb)
-	}
-	// FOR EXPORT holds the tables consistent until UNLOCK TABLES on the
-	// same session.
-	c, err := d.Conn(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if _, err := c.ExecContext(ctx, "FLUSH TABLES "+strings.Join(export, ", ")+" FOR EXPORT"); err != nil {
-		return err
-	}
-	data := filepath.Join(s.Dir, "data")
-	for _, tb := range tables {
-		for _, ext := range []string{".ibd", ".cfg"} {
-			if err := copyFile(filepath.Join(data, from, tb+ext), filepath.Join(data, to, tb+ext)); err != nil {
-				_, _ = c.ExecContext(ctx, "UNLOCK TABLES")
-				return err
-			}
-		}
-	}
-	if _, err := c.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
-		return err
-	}
-	for _, tb := range tables {
-		if _, err := d.ExecContext(ctx, "ALTER TABLE "+to+"."+tb+" IMPORT TABLESPACE"); err != nil {
-			return fmt.Errorf("import %s: %w", tb, err)
-		}
-		_ = os.Remove(filepath.Join(data, to, tb+".cfg"))
-	}
-	// The routines, created in the new database with their own sql_mode.
-	var procs []string
-	rows, err = d.QueryContext(ctx, "SELECT routine_name FROM information_schema.routines WHERE routine_schema = ? AND routine_type = 'PROCEDURE'", from)
-	if err != nil {
-		return err
-	}
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return err
-		}
-		procs = append(procs, n)
-	}
-	rows.Close()
-	if _, err := c.ExecContext(ctx, "USE "+to); err != nil {
-		return err
-	}
-	for _, p := range procs {
-		var name, mode, create, cs, coll, dbColl sql.NullString
-		if err := d.QueryRowContext(ctx, "SHOW CREATE PROCEDURE "+from+"."+p).Scan(&name, &mode, &create, &cs, &coll, &dbColl); err != nil {
-			return fmt.Errorf("show create procedure %s: %w", p, err)
-		}
-		if _, err := c.ExecContext(ctx, "SET SESSION sql_mode = ?", mode.String); err != nil {
-			return err
-		}
-		if _, err := c.ExecContext(ctx, create.String); err != nil {
-			return fmt.Errorf("create procedure %s: %w", p, err)
-		}
-	}
-	return nil
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }
 
 // myKillOne kills one virtual user's connection: a session on the database

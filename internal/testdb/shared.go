@@ -83,23 +83,37 @@ func (s *Server) DropAtEnd(t testing.TB, name string) {
 	})
 }
 
-// CopyDatabase creates database name on PostgreSQL server s as a copy of
-// database template (CREATE DATABASE … TEMPLATE: a copy of its files, far
-// cheaper than building it again) and drops it when t ends. The template's
-// last sessions may still be closing, and other tests copy it at the same
-// time: it retries for up to 30 s.
+// CopyDatabase creates database name on server s as a copy of database
+// template, far cheaper than building it again, and drops it when t ends:
+// on PostgreSQL CREATE DATABASE … TEMPLATE, on MariaDB (no templates) its
+// tables' files and its routines (copyMariaDB).
 func (s *Server) CopyDatabase(t testing.TB, template, name string) {
 	t.Helper()
-	if s.Kind != "postgres" {
-		t.Fatalf("testdb: CopyDatabase on %s: only PostgreSQL has templates", s.Kind)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	var err error
+	switch s.Kind {
+	case "postgres":
+		err = s.copyPostgres(ctx, template, name)
+	case "mariadb":
+		err = s.copyMariaDB(ctx, template, name)
+	default:
+		err = fmt.Errorf("no databases on a %q server", s.Kind)
+	}
+	if err != nil {
+		t.Fatalf("testdb: copy %s to %s: %v", template, name, err)
+	}
+	s.DropAtEnd(t, name)
+}
+
+// copyPostgres: the template's last sessions may still be closing, and
+// other tests copy it at the same time: it retries for up to 30 s.
+func (s *Server) copyPostgres(ctx context.Context, template, name string) error {
 	u := url.URL{Scheme: "postgres", User: url.UserPassword(s.User, s.Password),
 		Host: net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), Path: "/postgres"}
 	c, err := pgx.Connect(ctx, u.String())
 	if err != nil {
-		t.Fatalf("copy %s: %v", template, err)
+		return err
 	}
 	defer c.Close(ctx)
 	q := "CREATE DATABASE " + pgx.Identifier{name}.Sanitize() + " TEMPLATE " + pgx.Identifier{template}.Sanitize()
@@ -113,13 +127,9 @@ func (s *Server) CopyDatabase(t testing.TB, template, name string) {
 	}
 	for end := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 		if _, err = c.Exec(ctx, q); err == nil || time.Now().After(end) {
-			break
+			return err
 		}
 	}
-	if err != nil {
-		t.Fatalf("copy %s to %s: %v", template, name, err)
-	}
-	s.DropAtEnd(t, name)
 }
 
 // DropDatabase drops database name on s if it exists (its sessions are

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -101,124 +100,12 @@ func sledge(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	return out.String(), errb.String(), code
 }
 
-// cloneDB makes database to a copy of database from, built by build:
-// its tables, rows and routines (MariaDB has no CREATE DATABASE …
-// TEMPLATE). It returns to's TCP URL.
-// exportMu: one FLUSH TABLES … FOR EXPORT at a time (cloneDB).
-var exportMu sync.Mutex
-
+// cloneDB makes database to a copy of database from (testdb's
+// CopyDatabase: MariaDB has no CREATE DATABASE … TEMPLATE) and returns
+// to's TCP URL.
 func cloneDB(t *testing.T, s *testdb.Server, from, to string) string {
 	t.Helper()
-	c := gomysql.NewConfig()
-	c.User, c.Passwd, c.Net, c.Addr, c.DBName = s.User, s.Password, "unix", s.Socket, from
-	c.MultiStatements = false
-	d, err := sql.Open("mysql", c.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ctx := context.Background()
-	conn, err := d.Conn(ctx) // one session: USE below stays in effect
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	exec := func(q string, args ...any) {
-		t.Helper()
-		if _, err := conn.ExecContext(ctx, q, args...); err != nil {
-			t.Fatalf("clone %s to %s: %s: %v", from, to, db.FirstLine(q), err)
-		}
-	}
-	list := func(q string) [][2]string {
-		t.Helper()
-		rows, err := conn.QueryContext(ctx, q, from)
-		if err != nil {
-			t.Fatalf("clone %s: %v", from, err)
-		}
-		defer rows.Close()
-		var out [][2]string
-		for rows.Next() {
-			var a, b string
-			if err := rows.Scan(&a, &b); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, [2]string{a, b})
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		return out
-	}
-	exec("DROP DATABASE IF EXISTS " + to)
-	exec("CREATE DATABASE " + to)
-	tables := list("SELECT table_name, table_type FROM information_schema.tables WHERE table_schema = ?")
-	routines := list("SELECT routine_name, routine_type FROM information_schema.routines WHERE routine_schema = ?")
-	// The rows by InnoDB's transportable tablespaces: each table's file
-	// copied while FLUSH TABLES … FOR EXPORT holds it still, then
-	// imported. INSERT … SELECT cost the server 2.7 s per 1-warehouse copy.
-	names := make([]string, len(tables))
-	for i, tb := range tables {
-		if tb[1] != "BASE TABLE" {
-			t.Fatalf("clone %s: %s is a %s, which cloneDB does not copy", from, tb[0], tb[1])
-		}
-		names[i] = from + "." + tb[0]
-		exec(fmt.Sprintf("CREATE TABLE %s.%s LIKE %s.%s", to, tb[0], from, tb[0]))
-		exec(fmt.Sprintf("ALTER TABLE %s.%s DISCARD TABLESPACE", to, tb[0]))
-	}
-	func() {
-		// One export at a time: each writes, and UNLOCK TABLES removes,
-		// the same .cfg files of the tables it exports.
-		exportMu.Lock()
-		defer exportMu.Unlock()
-		exec("FLUSH TABLES " + strings.Join(names, ", ") + " FOR EXPORT")
-		defer exec("UNLOCK TABLES")
-		for _, tb := range tables {
-			for _, ext := range []string{".ibd", ".cfg"} {
-				b, err := os.ReadFile(filepath.Join(s.Dir, "data", from, tb[0]+ext))
-				if err == nil {
-					err = os.WriteFile(filepath.Join(s.Dir, "data", to, tb[0]+ext), b, 0o660)
-				}
-				if err != nil {
-					t.Fatalf("clone %s to %s: %v", from, to, err)
-				}
-			}
-		}
-	}()
-	for _, tb := range tables {
-		exec(fmt.Sprintf("ALTER TABLE %s.%s IMPORT TABLESPACE", to, tb[0]))
-	}
-	var texts []string
-	for _, r := range routines {
-		// SHOW CREATE's columns: name, sql_mode, the text, then character
-		// sets and collation.
-		rows, err := conn.QueryContext(ctx, fmt.Sprintf("SHOW CREATE %s %s.%s", r[1], from, r[0]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cols, _ := rows.Columns()
-		vals := make([]sql.NullString, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if !rows.Next() {
-			rows.Close()
-			t.Fatalf("clone %s: no text for %s %s (SHOW CREATE needs the routine's privileges)", from, r[1], r[0])
-		}
-		err = rows.Scan(ptrs...)
-		rows.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		texts = append(texts, vals[2].String)
-	}
-	exec("USE " + to)
-	for _, q := range texts {
-		exec(q)
-	}
-	if len(tables) == 0 {
-		t.Fatalf("clone %s: no tables", from)
-	}
+	s.CopyDatabase(t, from, to)
 	return tcpURL(s, s.User, s.Password, to)
 }
 
